@@ -1,0 +1,1 @@
+"""kafkapy: a wire-compatible Apache Kafka broker in Python."""

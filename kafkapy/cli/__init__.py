@@ -1,0 +1,1 @@
+"""The kafkapy command line."""

@@ -1,0 +1,1 @@
+"""The broker process: trio listeners, connections, dispatch, API handlers, config."""

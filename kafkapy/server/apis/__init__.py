@@ -1,0 +1,1 @@
+"""API handlers, one module per Kafka API."""
