@@ -1,1 +1,2 @@
-"""Partition logs in Kafka's on-disk format: segments, indexes, checkpoints, recovery (sync file I/O)."""
+"""Partition logs in Kafka's on-disk format: segments, indexes, checkpoints, recovery
+(sync file I/O)."""

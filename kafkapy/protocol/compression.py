@@ -1,0 +1,175 @@
+"""Record-batch compression codecs as Kafka clients produce them (sans-io).
+
+Codec ids are the low three bits of a batch's attributes: 0 none, 1 gzip, 2 snappy, 3 lz4,
+4 zstd. Every decompressor takes a ``limit`` on the decompressed size and raises
+``CorruptRecordError`` beyond it, so a small hostile payload cannot exhaust memory.
+
+* gzip: a gzip stream (``java.util.zip.GZIPOutputStream``); concatenated members accepted.
+* snappy: Java clients and librdkafka use the xerial snappy-java framing: an 8-byte magic
+  ``\\x82SNAPPY\\x00``, int32 version, int32 minimum compatible version, then blocks of
+  ``int32 length`` + raw snappy. A plain raw snappy block is accepted too.
+* lz4: the LZ4 frame format with a correct header checksum (KIP-57), independent blocks.
+* zstd: one or more zstd frames, possibly without a content size (streamed).
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+
+import cramjam
+import lz4.frame
+import zstandard
+
+from kafkapy.protocol.record_batch import CorruptRecordError
+
+NONE = 0
+GZIP = 1
+SNAPPY = 2
+LZ4 = 3
+ZSTD = 4
+CODEC_NAMES = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
+
+DEFAULT_LIMIT = 256 * 1024 * 1024
+XERIAL_MAGIC = b"\x82SNAPPY\x00"
+XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
+XERIAL_BLOCK_SIZE = 32 * 1024
+
+Buffer = bytes | bytearray | memoryview
+
+_zstd_compressor = zstandard.ZstdCompressor(level=3)
+_zstd_decompressor = zstandard.ZstdDecompressor()
+
+
+def _too_big(limit: int) -> CorruptRecordError:
+    return CorruptRecordError(f"decompressed batch exceeds the {limit}-byte limit")
+
+
+def _gunzip(data: Buffer, limit: int) -> bytes:
+    out = bytearray()
+    rest = bytes(data)
+    while rest:
+        d = zlib.decompressobj(31)
+        try:
+            out += d.decompress(rest, limit - len(out) + 1)
+        except zlib.error as e:
+            raise CorruptRecordError(f"gzip: {e}") from None
+        if len(out) > limit or d.unconsumed_tail:
+            raise _too_big(limit)
+        if not d.eof:
+            raise CorruptRecordError("gzip: truncated stream")
+        rest = d.unused_data
+    return bytes(out)
+
+
+def _snappy_raw(data: Buffer, limit: int) -> bytes:
+    try:
+        if cramjam.snappy.decompress_raw_len(data) > limit:
+            raise _too_big(limit)
+        return bytes(cramjam.snappy.decompress_raw(data))
+    except cramjam.DecompressionError as e:
+        raise CorruptRecordError(f"snappy: {e}") from None
+
+
+def _unsnappy(data: Buffer, limit: int) -> bytes:
+    mv = memoryview(data)
+    if bytes(mv[:8]) != XERIAL_MAGIC:
+        return _snappy_raw(mv, limit)
+    if len(mv) < 16:
+        raise CorruptRecordError("snappy: truncated xerial header")
+    out = bytearray()
+    pos, end = 16, len(mv)
+    while pos < end:
+        if pos + 4 > end:
+            raise CorruptRecordError("snappy: truncated xerial block length")
+        (n,) = struct.unpack_from(">i", mv, pos)
+        pos += 4
+        if n < 0 or pos + n > end:
+            raise CorruptRecordError("snappy: xerial block overruns the data")
+        out += _snappy_raw(mv[pos : pos + n], limit - len(out))
+        pos += n
+    return bytes(out)
+
+
+def _unlz4(data: Buffer, limit: int) -> bytes:
+    d = lz4.frame.LZ4FrameDecompressor()
+    try:
+        out = d.decompress(bytes(data), max_length=limit + 1)
+    except RuntimeError as e:
+        raise CorruptRecordError(f"lz4: {e}") from None
+    if len(out) > limit:
+        raise _too_big(limit)
+    if not d.eof:
+        raise CorruptRecordError("lz4: truncated frame")
+    return out
+
+
+def _unzstd(data: Buffer, limit: int) -> bytes:
+    try:
+        with _zstd_decompressor.stream_reader(
+            io.BytesIO(bytes(data)), read_across_frames=True
+        ) as reader:
+            out = reader.read(limit + 1)
+            if len(out) > limit:
+                raise _too_big(limit)
+            # drain: stream_reader.read may return short; loop until EOF
+            parts = [out]
+            total = len(out)
+            while True:
+                chunk = reader.read(limit + 1 - total)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > limit:
+                    raise _too_big(limit)
+                parts.append(chunk)
+    except zstandard.ZstdError as e:
+        raise CorruptRecordError(f"zstd: {e}") from None
+    return b"".join(parts)
+
+
+def decompress(codec: int, data: Buffer, limit: int = DEFAULT_LIMIT) -> bytes:
+    """Decompress the records section of a batch; raise CorruptRecordError on bad input."""
+    if codec == NONE:
+        return bytes(data)
+    if codec == GZIP:
+        return _gunzip(data, limit)
+    if codec == SNAPPY:
+        return _unsnappy(data, limit)
+    if codec == LZ4:
+        return _unlz4(data, limit)
+    if codec == ZSTD:
+        return _unzstd(data, limit)
+    raise CorruptRecordError(f"unknown compression codec {codec}")
+
+
+def _xerial(data: Buffer) -> bytes:
+    mv = memoryview(data)
+    parts = [XERIAL_HEADER]
+    for pos in range(0, len(mv), XERIAL_BLOCK_SIZE):
+        block = bytes(cramjam.snappy.compress_raw(mv[pos : pos + XERIAL_BLOCK_SIZE]))
+        parts.append(struct.pack(">i", len(block)))
+        parts.append(block)
+    return b"".join(parts)
+
+
+def compress(codec: int, data: Buffer) -> bytes:
+    """Compress a records section the way the Java client does for ``codec``."""
+    if codec == NONE:
+        return bytes(data)
+    if codec == GZIP:
+        c = zlib.compressobj(6, zlib.DEFLATED, 31)
+        return c.compress(data) + c.flush()
+    if codec == SNAPPY:
+        return _xerial(data)
+    if codec == LZ4:
+        return lz4.frame.compress(
+            bytes(data),
+            block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+            block_linked=False,
+            content_checksum=False,
+        )
+    if codec == ZSTD:
+        return _zstd_compressor.compress(data)
+    raise ValueError(f"unknown compression codec {codec}")

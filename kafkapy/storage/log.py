@@ -1,0 +1,420 @@
+"""One partition's log: ordered segments, append as leader, reads, offset lookups, recovery,
+producer state and leader-epoch history. Directory ``<log.dir>/<topic>-<partition>/``."""
+
+from __future__ import annotations
+
+import bisect
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafkapy.protocol.record_batch import (
+    BatchHeader,
+    CorruptRecordError,
+    assign_offsets_in_place,
+    validate_batches,
+)
+from kafkapy.storage.checkpoints import (
+    LEADER_EPOCH_CHECKPOINT,
+    PARTITION_METADATA,
+    read_partition_metadata,
+    write_partition_metadata,
+)
+from kafkapy.storage.config import LogConfig
+from kafkapy.storage.errors import InconsistentTopicIdError, OffsetOutOfRangeError
+from kafkapy.storage.index import CorruptIndexError
+from kafkapy.storage.leader_epoch import LeaderEpochCache
+from kafkapy.storage.producer_state import ProducerStateManager
+from kafkapy.storage.segment import LogSegment
+
+ZERO_UUID = uuid.UUID(int=0)
+
+__all__ = [
+    "AppendResult",
+    "FetchData",
+    "FileRegion",
+    "LogConfig",
+    "PartitionLog",
+    "partition_dir_name",
+]
+
+
+@dataclass
+class AppendResult:
+    base_offset: int  # first offset assigned (or of the original append for a duplicate)
+    last_offset: int
+    log_append_time_ms: int  # -1 unless LogAppendTime
+    log_start_offset: int
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class FileRegion:
+    """Bytes to send with os.sendfile; ``fileno`` stays open while the segment is open."""
+
+    fileno: int
+    position: int
+    length: int
+
+
+@dataclass
+class FetchData:
+    regions: list[FileRegion]  # consecutive whole batches, in order
+    size: int  # sum of lengths
+
+
+EMPTY_FETCH_SIZE = 0
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+def _segment_bases(directory: Path) -> list[int]:
+    bases = []
+    for p in directory.glob("*.log"):
+        stem = p.stem
+        if len(stem) == 20 and stem.isdigit():
+            bases.append(int(stem))
+    return sorted(bases)
+
+
+class PartitionLog:
+    """Kafka's UnifiedLog for one local replica (single-writer, synchronous)."""
+
+    def __init__(
+        self, directory: Path, topic: str, partition: int, topic_id: uuid.UUID, config: LogConfig
+    ) -> None:
+        self.directory = directory
+        self.topic = topic
+        self.partition = partition
+        self.topic_id = topic_id
+        self.config = config
+        self.segments: list[LogSegment] = []
+        self._bases: list[int] = []
+        self.log_start_offset = 0
+        self.log_end_offset = 0
+        self.high_watermark = 0
+        self.recovery_point = 0
+        self.producer_state = ProducerStateManager()
+        self.epoch_cache = LeaderEpochCache(directory / LEADER_EPOCH_CHECKPOINT)
+        self._unflushed_messages = 0
+        self._last_flush_ms: int | None = None
+
+    # ---- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        log_dir: Path,
+        topic: str,
+        partition: int,
+        topic_id: uuid.UUID | None,
+        config: LogConfig,
+        *,
+        recover: bool,
+        recovery_point: int = 0,
+        log_start_offset: int = 0,
+    ) -> PartitionLog:
+        """Open (creating if needed) ``log_dir/<topic>-<partition>``. With ``recover`` every
+        segment holding offsets at or after ``recovery_point`` is validated and its indexes
+        rebuilt; a torn or corrupt tail is truncated."""
+        directory = Path(log_dir) / partition_dir_name(topic, partition)
+        directory.mkdir(parents=True, exist_ok=True)
+        meta_path = directory / PARTITION_METADATA
+        stored = read_partition_metadata(meta_path)
+        if topic_id is None:
+            topic_id = stored or ZERO_UUID
+        elif stored is not None and stored != topic_id and stored != ZERO_UUID:
+            raise InconsistentTopicIdError(
+                f"{directory}: topic id {stored} on disk, {topic_id} requested"
+            )
+        if stored != topic_id and topic_id != ZERO_UUID:
+            write_partition_metadata(meta_path, topic_id)
+        log = cls(directory, topic, partition, topic_id, config)
+        log._load(recover, recovery_point, log_start_offset)
+        return log
+
+    def _new_segment(
+        self, base_offset: int, *, create: bool, now_ms: int | None = None
+    ) -> LogSegment:
+        return LogSegment(
+            self.directory,
+            base_offset,
+            index_interval_bytes=self.config.index_interval_bytes,
+            segment_index_bytes=self.config.segment_index_bytes,
+            create=create,
+            now_ms=now_ms,
+        )
+
+    def _load(self, recover: bool, recovery_point: int, log_start_offset: int) -> None:
+        for stray in self.directory.glob("*.tmp"):
+            stray.unlink()
+        bases = _segment_bases(self.directory)
+        for p in list(self.directory.glob("*.index")) + list(self.directory.glob("*.timeindex")):
+            if p.stem.isdigit() and int(p.stem) not in bases:
+                p.unlink()  # orphan index without its log
+        segments: list[LogSegment] = []
+        for i, base in enumerate(bases):
+            seg = self._new_segment(base, create=False)
+            segments.append(seg)
+            covers_unflushed = i + 1 == len(bases) or bases[i + 1] > recovery_point
+            truncated = 0
+            if recover and covers_unflushed:
+                truncated, _ = seg.recover()
+            else:
+                try:
+                    seg.load()
+                except (CorruptIndexError, CorruptRecordError):
+                    truncated, _ = seg.recover()
+            if truncated and i + 1 < len(bases):
+                for later in bases[i + 1 :]:  # Kafka drops everything after a corrupt batch
+                    self._new_segment(later, create=False).delete()
+                break
+        if not segments:
+            segments.append(self._new_segment(max(log_start_offset, 0), create=True))
+        self.segments = segments
+        self._bases = [s.base_offset for s in segments]
+        self.log_end_offset = segments[-1].next_offset
+        self.log_start_offset = min(
+            max(log_start_offset, segments[0].base_offset), self.log_end_offset
+        )
+        self.high_watermark = self.log_end_offset
+        self.epoch_cache.truncate_from_end(self.log_end_offset)
+        self.epoch_cache.truncate_from_start(self.log_start_offset)
+        self.producer_state.rebuild(self._all_headers())
+        if recover:
+            self.flush()
+        self.recovery_point = self.log_end_offset
+
+    def _all_headers(self):
+        for seg in self.segments:
+            for _, h in seg.iter_headers():
+                yield h
+
+    # ---- appending -----------------------------------------------------------------------
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self.segments[-1]
+
+    def append_as_leader(
+        self, records: bytes | bytearray | memoryview, *, leader_epoch: int, now_ms: int
+    ) -> AppendResult:
+        """Validate, deduplicate, stamp offsets/epoch (and LogAppendTime), append."""
+        headers = validate_batches(records, max_batch_size=self.config.max_message_bytes)
+        dup = self.producer_state.check(headers)
+        if dup is not None:
+            return AppendResult(
+                dup.first_offset, dup.last_offset, -1, self.log_start_offset, duplicate=True
+            )
+        buf = records if isinstance(records, bytearray) else bytearray(records)
+        append_time = now_ms if self.config.log_append_time else None
+        first = self.log_end_offset
+        next_offset = assign_offsets_in_place(buf, headers, first, leader_epoch, append_time)
+        return self._append(buf, headers, first, next_offset, leader_epoch, append_time, now_ms)
+
+    def _append(
+        self,
+        buf: bytearray,
+        headers: list[BatchHeader],
+        first: int,
+        next_offset: int,
+        leader_epoch: int,
+        append_time: int | None,
+        now_ms: int,
+    ) -> AppendResult:
+        batches = []
+        offset = first
+        max_ts = -1
+        records = 0
+        for h in headers:
+            ts = h.max_timestamp if append_time is None else append_time
+            max_ts = max(max_ts, ts)
+            batches.append((offset + h.last_offset_delta, ts, h.size))
+            offset += h.last_offset_delta + 1
+            records += h.records_count
+        seg = self._maybe_roll(len(buf), next_offset - 1, max_ts, now_ms)
+        seg.append(buf, batches)
+        offset = first
+        state = self.producer_state
+        for h in headers:
+            if h.producer_id >= 0:
+                state.update(h, offset)
+            offset += h.last_offset_delta + 1
+        if leader_epoch >= 0 and leader_epoch != self.epoch_cache.latest_epoch():
+            self.epoch_cache.assign(leader_epoch, first)
+        self.log_end_offset = next_offset
+        self.high_watermark = next_offset
+        self._unflushed_messages += records
+        self._maybe_flush(now_ms)
+        return AppendResult(
+            first,
+            next_offset - 1,
+            -1 if append_time is None else append_time,
+            self.log_start_offset,
+        )
+
+    def _maybe_roll(self, size: int, last_offset: int, max_ts: int, now_ms: int) -> LogSegment:
+        seg = self.active_segment
+        if seg.size == 0:
+            return seg
+        if seg.first_batch_timestamp is not None and seg.first_batch_timestamp >= 0:
+            waited = max_ts - seg.first_batch_timestamp
+        else:
+            waited = now_ms - seg.created_ms
+        if (
+            seg.size > self.config.segment_bytes - size
+            or waited > self.config.segment_ms
+            or not seg.can_hold(last_offset)
+        ):
+            return self.roll(now_ms)
+        return seg
+
+    def roll(self, now_ms: int | None = None) -> LogSegment:
+        """Start a new active segment at the log end offset."""
+        old = self.active_segment
+        if old.size == 0:
+            return old
+        old.on_become_inactive()
+        seg = self._new_segment(self.log_end_offset, create=True, now_ms=now_ms)
+        self.segments.append(seg)
+        self._bases.append(seg.base_offset)
+        return seg
+
+    def _maybe_flush(self, now_ms: int) -> None:
+        if self._unflushed_messages >= self.config.flush_interval_messages:
+            self.flush()
+            self._last_flush_ms = now_ms
+        elif self.config.flush_interval_ms is not None:
+            if self._last_flush_ms is None:
+                self._last_flush_ms = now_ms
+            elif now_ms - self._last_flush_ms >= self.config.flush_interval_ms:
+                self.flush()
+                self._last_flush_ms = now_ms
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def _segment_at(self, offset: int) -> int:
+        return max(bisect.bisect_right(self._bases, offset) - 1, 0)
+
+    def read(
+        self,
+        offset: int,
+        max_bytes: int,
+        *,
+        max_offset: int | None = None,
+        min_one_batch: bool = True,
+    ) -> FetchData:
+        """Whole batches from the one containing ``offset``, below ``max_offset``, within
+        ``max_bytes`` (but at least one batch when ``min_one_batch``, KIP-74)."""
+        if offset < self.log_start_offset or offset > self.log_end_offset:
+            raise OffsetOutOfRangeError(
+                f"offset {offset} not in [{self.log_start_offset}, {self.log_end_offset}]"
+            )
+        limit = self.log_end_offset if max_offset is None else min(max_offset, self.log_end_offset)
+        if offset >= limit:
+            return FetchData([], 0)
+        for seg in self.segments[self._segment_at(offset) :]:
+            region = seg.read_region(offset, max_bytes, limit, min_one_batch)
+            if region is None:
+                continue
+            pos, length = region
+            if length == 0:
+                break
+            return FetchData([FileRegion(seg.fd, pos, length)], length)
+        return FetchData([], 0)
+
+    def read_bytes(self, offset: int, max_bytes: int, **kw) -> bytes:
+        """Convenience for tests and tools: the bytes ``read`` would send."""
+        import os
+
+        data = self.read(offset, max_bytes, **kw)
+        return b"".join(os.pread(r.fileno, r.length, r.position) for r in data.regions)
+
+    def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record with timestamp >= ``timestamp_ms``."""
+        for seg in self.segments:
+            if seg.max_timestamp >= timestamp_ms:
+                found = seg.find_offset_by_timestamp(timestamp_ms, self.log_start_offset)
+                if found is not None:
+                    return found
+        return None
+
+    def max_timestamp(self) -> tuple[int, int]:
+        """(timestamp, offset) of the record with the largest timestamp; (-1, -1) if none."""
+        best: LogSegment | None = None
+        for seg in self.segments:
+            if seg.size and (best is None or seg.max_timestamp > best.max_timestamp):
+                best = seg
+        if best is None or best.max_timestamp < 0:
+            return -1, -1
+        found = best.find_batch(best.offset_of_max_timestamp)
+        if found is not None:
+            for r in best.records_of(*found):
+                if r.timestamp == best.max_timestamp:
+                    return r.timestamp, r.offset
+        return best.max_timestamp, best.offset_of_max_timestamp
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) per LeaderEpochFileCache.endOffsetFor; (-1, -1) if unknown."""
+        return self.epoch_cache.end_offset_for(epoch, self.log_end_offset)
+
+    def latest_epoch(self) -> int:
+        return self.epoch_cache.latest_epoch()
+
+    def epoch_for_offset(self, offset: int) -> int:
+        """Leader epoch that wrote ``offset`` (ListOffsets returns it with the offset)."""
+        return self.epoch_cache.epoch_for_offset(offset)
+
+    # ---- maintenance ---------------------------------------------------------------------
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: move the log start to ``offset`` (-1 = high watermark), deleting
+        segments that lie wholly below it. Returns the new low watermark."""
+        if offset == -1:
+            offset = self.high_watermark
+        if offset < 0 or offset > self.high_watermark:
+            raise OffsetOutOfRangeError(
+                f"offset {offset} is beyond the high watermark {self.high_watermark}"
+            )
+        if offset > self.log_start_offset:
+            self.log_start_offset = offset
+            while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
+                self.segments.pop(0).delete()
+                self._bases.pop(0)
+            self.epoch_cache.truncate_from_start(offset)
+        return self.log_start_offset
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop everything at or after ``offset`` (follower truncation)."""
+        if offset >= self.log_end_offset:
+            return
+        while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
+            self.segments.pop().delete()
+            self._bases.pop()
+        self.active_segment.truncate_to(offset)
+        self.log_end_offset = self.active_segment.next_offset
+        self.high_watermark = min(self.high_watermark, self.log_end_offset)
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        self.epoch_cache.truncate_from_end(self.log_end_offset)
+        self.producer_state.rebuild(self._all_headers())
+
+    def flush(self) -> None:
+        """fsync every segment holding offsets past the recovery point."""
+        i = self._segment_at(self.recovery_point)
+        for seg in self.segments[i:]:
+            seg.flush()
+        self.recovery_point = self.log_end_offset
+        self._unflushed_messages = 0
+
+    def close(self) -> None:
+        if self.segments:
+            self.active_segment.on_become_inactive()
+        for seg in self.segments:
+            seg.close()
+
+    def delete(self) -> None:
+        for seg in self.segments:
+            seg.delete()
+        self.segments = []

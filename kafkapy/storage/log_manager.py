@@ -1,0 +1,178 @@
+"""All partition logs of a broker across its log directories: meta.properties, loading and
+recovery at startup, offset checkpoints, the clean-shutdown marker."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+from kafkapy.storage.checkpoints import (
+    CLEAN_SHUTDOWN_MARKER,
+    LOG_START_OFFSET_CHECKPOINT,
+    META_PROPERTIES,
+    RECOVERY_POINT_CHECKPOINT,
+    read_offset_checkpoint,
+    read_properties,
+    write_atomic,
+    write_offset_checkpoint,
+    write_properties,
+)
+from kafkapy.storage.config import LogConfig
+from kafkapy.storage.errors import InconsistentClusterIdError, KafkaStorageError
+from kafkapy.storage.log import PartitionLog, partition_dir_name
+
+
+def parse_partition_dir(name: str) -> tuple[str, int] | None:
+    """``<topic>-<partition>`` -> (topic, partition); None for other entries."""
+    if name.endswith(("-delete", "-future", "-stray")):
+        return None
+    topic, sep, part = name.rpartition("-")
+    if not sep or not topic or not part.isdigit():
+        return None
+    return topic, int(part)
+
+
+class LogManager:
+    """Owns every PartitionLog; one instance per broker."""
+
+    def __init__(self, log_dirs: list[Path], default_config: LogConfig) -> None:
+        if not log_dirs:
+            raise ValueError("at least one log directory is required")
+        self.log_dirs = [Path(d) for d in log_dirs]
+        self.default_config = default_config
+        self.logs: dict[tuple[str, int], PartitionLog] = {}
+        self._dir_of: dict[tuple[str, int], Path] = {}
+        self.had_clean_shutdown: dict[Path, bool] = {}
+
+    # ---- startup / shutdown --------------------------------------------------------------
+
+    def _check_meta(self, d: Path, broker_id: int, cluster_id: str) -> None:
+        path = d / META_PROPERTIES
+        if not path.exists():
+            props = {"version": "0", "broker.id": str(broker_id), "cluster.id": cluster_id}
+            write_properties(path, props)
+            return
+        props = read_properties(path)
+        stored_cluster = props.get("cluster.id")
+        if stored_cluster is not None and stored_cluster != cluster_id:
+            raise InconsistentClusterIdError(
+                f"{path}: cluster.id {stored_cluster} does not match {cluster_id}"
+            )
+        stored_id = props.get("broker.id", props.get("node.id"))
+        if stored_id is not None and int(stored_id) != broker_id:
+            raise InconsistentClusterIdError(
+                f"{path}: broker.id {stored_id} does not match {broker_id}"
+            )
+
+    def startup(self, broker_id: int, cluster_id: str) -> None:
+        """Validate meta.properties, load (recovering after an unclean stop) every partition."""
+        for d in self.log_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+            self._check_meta(d, broker_id, cluster_id)
+            marker = d / CLEAN_SHUTDOWN_MARKER
+            clean = marker.exists()
+            self.had_clean_shutdown[d] = clean
+            recovery = read_offset_checkpoint(d / RECOVERY_POINT_CHECKPOINT)
+            starts = read_offset_checkpoint(d / LOG_START_OFFSET_CHECKPOINT)
+            for child in sorted(d.iterdir()):
+                if not child.is_dir():
+                    continue
+                if child.name.endswith("-delete"):
+                    shutil.rmtree(child, ignore_errors=True)
+                    continue
+                tp = parse_partition_dir(child.name)
+                if tp is None:
+                    continue
+                log = PartitionLog.open(
+                    d,
+                    tp[0],
+                    tp[1],
+                    None,
+                    self.default_config,
+                    recover=not clean,
+                    recovery_point=recovery.get(tp, 0),
+                    log_start_offset=starts.get(tp, 0),
+                )
+                self.logs[tp] = log
+                self._dir_of[tp] = d
+            marker.unlink(missing_ok=True)
+
+    def checkpoint(self) -> None:
+        """Write recovery-point and log-start-offset checkpoints of every log dir."""
+        for d in self.log_dirs:
+            tps = [tp for tp, ld in self._dir_of.items() if ld == d]
+            write_offset_checkpoint(
+                d / RECOVERY_POINT_CHECKPOINT, {tp: self.logs[tp].recovery_point for tp in tps}
+            )
+            write_offset_checkpoint(
+                d / LOG_START_OFFSET_CHECKPOINT,
+                {tp: self.logs[tp].log_start_offset for tp in tps},
+            )
+
+    def flush_all(self) -> None:
+        for log in self.logs.values():
+            log.flush()
+
+    def shutdown(self) -> None:
+        """Flush, checkpoint, close every log, then write the clean-shutdown marker."""
+        self.flush_all()
+        self.checkpoint()
+        for log in self.logs.values():
+            log.close()
+        for d in self.log_dirs:
+            write_atomic(d / CLEAN_SHUTDOWN_MARKER, "")
+        self.logs.clear()
+        self._dir_of.clear()
+
+    # ---- partitions ----------------------------------------------------------------------
+
+    def get_log(self, topic: str, partition: int) -> PartitionLog | None:
+        return self.logs.get((topic, partition))
+
+    def all_logs(self) -> list[PartitionLog]:
+        return list(self.logs.values())
+
+    def _pick_dir(self) -> Path:
+        counts = {d: 0 for d in self.log_dirs}
+        for d in self._dir_of.values():
+            counts[d] += 1
+        return min(self.log_dirs, key=lambda d: counts[d])
+
+    def create_log(
+        self,
+        topic: str,
+        partition: int,
+        topic_id: uuid.UUID | None,
+        config: LogConfig | None = None,
+    ) -> PartitionLog:
+        """Return the partition's log, creating an empty one if needed (idempotent)."""
+        tp = (topic, partition)
+        existing = self.logs.get(tp)
+        if existing is not None:
+            if config is not None:
+                existing.config = config
+            return existing
+        d = self._pick_dir()
+        try:
+            log = PartitionLog.open(
+                d, topic, partition, topic_id, config or self.default_config, recover=False
+            )
+        except OSError as e:
+            raise KafkaStorageError(f"cannot create {topic}-{partition} in {d}: {e}") from e
+        self.logs[tp] = log
+        self._dir_of[tp] = d
+        return log
+
+    def delete_log(self, topic: str, partition: int) -> None:
+        """Close the log, rename its directory to ``<tp>.<uuid>-delete``, then remove it."""
+        tp = (topic, partition)
+        log = self.logs.pop(tp, None)
+        d = self._dir_of.pop(tp, None)
+        if log is None or d is None:
+            return
+        log.close()
+        src = d / partition_dir_name(topic, partition)
+        dst = d / f"{partition_dir_name(topic, partition)}.{uuid.uuid4().hex}-delete"
+        src.rename(dst)
+        shutil.rmtree(dst, ignore_errors=True)

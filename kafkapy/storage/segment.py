@@ -1,0 +1,300 @@
+"""One log segment: ``%020d.log`` holding record batches as appended, with its sparse
+``.index`` and ``.timeindex``. Synchronous file I/O; the .log fd stays open for sendfile."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from crc32c import crc32c
+
+from kafkapy.protocol.record_batch import (
+    BATCH_HEADER_SIZE,
+    CRC_START,
+    LOG_OVERHEAD,
+    MAGIC,
+    BatchHeader,
+    CorruptRecordError,
+    Record,
+    decode_records,
+    parse_batch_header,
+)
+from kafkapy.storage.index import CorruptIndexError, OffsetIndex, TimeIndex
+
+_SCAN_CHUNK = 16384
+_RECOVER_CHUNK = 1 << 20
+_MIN_BATCH_LENGTH = BATCH_HEADER_SIZE - LOG_OVERHEAD
+_INT32_MAX = 2**31 - 1
+
+
+def segment_name(base_offset: int, suffix: str) -> str:
+    return f"{base_offset:020d}{suffix}"
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class LogSegment:
+    """Append-only batches plus indexes for offsets [base_offset, next_offset)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        *,
+        index_interval_bytes: int,
+        segment_index_bytes: int,
+        create: bool = False,
+        now_ms: int | None = None,
+    ) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.index_interval_bytes = index_interval_bytes
+        self.log_path = directory / segment_name(base_offset, ".log")
+        flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)
+        self.fd = os.open(self.log_path, flags, 0o644)
+        self.size = os.fstat(self.fd).st_size
+        self.offset_index = OffsetIndex(
+            directory / segment_name(base_offset, ".index"), base_offset, segment_index_bytes // 8
+        )
+        self.time_index = TimeIndex(
+            directory / segment_name(base_offset, ".timeindex"),
+            base_offset,
+            segment_index_bytes // 12,
+        )
+        if create:
+            self.offset_index.path.touch()
+            self.time_index.path.touch()
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = base_offset
+        self.first_batch_timestamp: int | None = None
+        self.created_ms = _now_ms() if now_ms is None else now_ms
+        self._bytes_since_index = 0
+        self.closed = False
+
+    # ---- loading -------------------------------------------------------------------------
+
+    def indexes_present(self) -> bool:
+        return self.offset_index.path.exists() and self.time_index.path.exists()
+
+    def load(self) -> None:
+        """Trust the files (clean shutdown): read indexes, find the next offset.
+
+        Raises CorruptIndexError / CorruptRecordError when something needs a recover()."""
+        if self.size and not self.indexes_present():
+            raise CorruptIndexError(f"{self.log_path}: index files missing")
+        self.offset_index.load()
+        self.time_index.load()
+        if self.offset_index.keys and self.offset_index.values[-1] >= max(self.size, 1):
+            raise CorruptIndexError(f"{self.offset_index.path}: entry beyond the log end")
+        last_offset, pos = self.offset_index.lookup(2**63 - 1)
+        next_offset = self.base_offset
+        for _, h in self.iter_headers(pos):
+            next_offset = h.next_offset
+        if next_offset == self.base_offset and self.offset_index.keys:
+            raise CorruptIndexError(f"{self.offset_index.path}: entries past the log")
+        self.next_offset = next_offset
+        self.max_timestamp, self.offset_of_max_timestamp = self.time_index.last_entry()
+        self._load_first_timestamp()
+
+    def _load_first_timestamp(self) -> None:
+        self.first_batch_timestamp = None
+        if self.size >= BATCH_HEADER_SIZE:
+            self.first_batch_timestamp = parse_batch_header(
+                os.pread(self.fd, BATCH_HEADER_SIZE, 0)
+            ).max_timestamp
+
+    def recover(self) -> tuple[int, list[BatchHeader]]:
+        """Validate every batch (framing, magic, CRC, offsets), truncate a torn or corrupt tail,
+        rebuild both indexes. Returns (bytes truncated, headers of the valid batches)."""
+        self.offset_index.reset()
+        self.time_index.reset()
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = self.base_offset
+        self._bytes_since_index = 0
+        headers: list[BatchHeader] = []
+        pos = 0
+        valid = 0
+        expected = self.base_offset
+        buf = b""
+        buf_pos = 0
+        while pos + BATCH_HEADER_SIZE <= self.size:
+            off = pos - buf_pos
+            if off + BATCH_HEADER_SIZE > len(buf):
+                buf = os.pread(self.fd, max(_RECOVER_CHUNK, BATCH_HEADER_SIZE), pos)
+                buf_pos, off = pos, 0
+            h = parse_batch_header(buf, off)
+            if h.magic != MAGIC or h.batch_length < _MIN_BATCH_LENGTH:
+                break
+            if pos + h.size > self.size or h.base_offset < expected:
+                break
+            if h.last_offset - self.base_offset > _INT32_MAX or h.last_offset_delta < 0:
+                break
+            if off + h.size > len(buf):
+                buf = os.pread(self.fd, max(_RECOVER_CHUNK, h.size), pos)
+                buf_pos, off = pos, 0
+                if len(buf) < h.size:
+                    break
+            if crc32c(memoryview(buf)[off + CRC_START : off + h.size]) != h.crc:
+                break
+            self._index_batch(pos, h.last_offset, h.max_timestamp, h.size)
+            headers.append(h)
+            expected = h.next_offset
+            pos += h.size
+            valid = pos
+        truncated = self.size - valid
+        if truncated:
+            os.ftruncate(self.fd, valid)
+            self.size = valid
+        self.next_offset = expected
+        self._load_first_timestamp()
+        return truncated, headers
+
+    # ---- appending -----------------------------------------------------------------------
+
+    def _index_batch(self, pos: int, last_offset: int, max_ts: int, size: int) -> None:
+        if max_ts > self.max_timestamp:
+            self.max_timestamp = max_ts
+            self.offset_of_max_timestamp = last_offset
+        if self._bytes_since_index > self.index_interval_bytes:
+            self.offset_index.append(last_offset, pos)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self._bytes_since_index = 0
+        self._bytes_since_index += size
+
+    def append(self, data: bytes | bytearray | memoryview, batches: Sequence[tuple]) -> None:
+        """Append whole batches; ``batches`` holds (last_offset, max_timestamp, size) each."""
+        pos = self.size
+        view = memoryview(data)
+        written = 0
+        while written < len(view):
+            written += os.write(self.fd, view[written:])
+        if self.first_batch_timestamp is None and batches:
+            self.first_batch_timestamp = batches[0][1]
+        for last_offset, max_ts, size in batches:
+            self._index_batch(pos, last_offset, max_ts, size)
+            pos += size
+        self.size = pos
+        if batches:
+            self.next_offset = batches[-1][0] + 1
+
+    def can_hold(self, last_offset: int) -> bool:
+        """Whether ``last_offset`` fits a 4-byte relative offset and the indexes have room."""
+        return (
+            last_offset - self.base_offset <= _INT32_MAX
+            and not self.offset_index.is_full
+            and not self.time_index.is_full
+        )
+
+    def on_become_inactive(self) -> None:
+        """Kafka appends the segment's largest timestamp to the time index on roll."""
+        self.time_index.maybe_append(
+            self.max_timestamp, self.offset_of_max_timestamp, skip_full_check=True
+        )
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def iter_headers(
+        self, start: int = 0, end: int | None = None
+    ) -> Iterator[tuple[int, BatchHeader]]:
+        """Yield (position, header) of the batches in [start, end)."""
+        end = self.size if end is None else end
+        pos = start
+        buf = b""
+        buf_pos = start
+        while pos < end:
+            if end - pos < BATCH_HEADER_SIZE:
+                raise CorruptRecordError(f"{self.log_path}: truncated batch at {pos}")
+            off = pos - buf_pos
+            if off + BATCH_HEADER_SIZE > len(buf):
+                buf = os.pread(self.fd, min(_SCAN_CHUNK, end - pos), pos)
+                buf_pos, off = pos, 0
+            h = parse_batch_header(buf, off)
+            if h.batch_length < _MIN_BATCH_LENGTH or pos + h.size > end:
+                raise CorruptRecordError(f"{self.log_path}: bad batch at {pos}")
+            yield pos, h
+            pos += h.size
+
+    def find_batch(self, offset: int) -> tuple[int, BatchHeader] | None:
+        """Position and header of the first batch whose last offset is >= ``offset``."""
+        _, pos = self.offset_index.lookup(offset)
+        for p, h in self.iter_headers(pos):
+            if h.last_offset >= offset:
+                return p, h
+        return None
+
+    def read_region(
+        self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
+    ) -> tuple[int, int] | None:
+        """(position, length) of whole batches from the one containing ``offset``; None if
+        no batch in this segment qualifies. ``length`` may be 0 (nothing fits)."""
+        found = self.find_batch(offset)
+        if found is None:
+            return None
+        start, first = found
+        if max_offset is not None and first.last_offset >= max_offset:
+            return start, 0
+        if first.size > max_bytes:
+            return (start, first.size) if min_one_batch else (start, 0)
+        length = first.size
+        for _, h in self.iter_headers(start + first.size):
+            if length + h.size > max_bytes:
+                break
+            if max_offset is not None and h.last_offset >= max_offset:
+                break
+            length += h.size
+        return start, length
+
+    def read_batch(self, pos: int, size: int) -> bytes:
+        return os.pread(self.fd, size, pos)
+
+    def records_of(self, pos: int, h: BatchHeader) -> list[Record]:
+        return decode_records(self.read_batch(pos, h.size))
+
+    def find_offset_by_timestamp(
+        self, timestamp: int, starting_offset: int
+    ) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record with ts >= target and offset >= start."""
+        _, ts_offset = self.time_index.lookup(timestamp)
+        _, pos = self.offset_index.lookup(max(ts_offset, starting_offset))
+        for p, h in self.iter_headers(pos):
+            if h.max_timestamp >= timestamp and h.last_offset >= starting_offset:
+                for r in self.records_of(p, h):
+                    if r.timestamp >= timestamp and r.offset >= starting_offset:
+                        return r.offset, r.timestamp
+        return None
+
+    # ---- maintenance ---------------------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop the batch containing ``offset`` and all later ones (Kafka's truncateTo)."""
+        found = self.find_batch(offset)
+        if found is None:
+            return
+        pos, _ = found
+        os.ftruncate(self.fd, pos)
+        self.size = pos
+        self.recover()
+
+    def flush(self) -> None:
+        os.fsync(self.fd)
+        self.offset_index.flush()
+        self.time_index.flush()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.offset_index.close()
+        self.time_index.close()
+        os.close(self.fd)
+
+    def delete(self) -> None:
+        self.close()
+        self.log_path.unlink(missing_ok=True)
+        self.offset_index.delete()
+        self.time_index.delete()
