@@ -1,1 +1,2 @@
-"""Cluster metadata: Kafka's ZooKeeper data model behind one store interface (embedded, ZooKeeper)."""
+"""Cluster metadata: Kafka's ZooKeeper data model behind one store interface
+(embedded, ZooKeeper)."""
