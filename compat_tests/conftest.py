@@ -1,0 +1,31 @@
+"""Fixtures: a real kafkapy broker process on a free loopback port, stopped after each test."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkapy.testing import BrokerProcess
+
+
+@pytest.fixture
+def broker(tmp_path):
+    proc = BrokerProcess(tmp_path / "broker")
+    proc.start()
+    yield proc
+    code = proc.stop()
+    assert code == 0, f"broker did not shut down cleanly (exit {code}):\n{proc.log_text()[-3000:]}"
+
+
+@pytest.fixture
+def broker_factory(tmp_path):
+    """Start brokers with config overrides; each is stopped at the end of the test."""
+    started: list[BrokerProcess] = []
+
+    def start(overrides=None, name="broker"):
+        proc = BrokerProcess(tmp_path / name, overrides)
+        started.append(proc)
+        return proc.start()
+
+    yield start
+    for proc in started:
+        proc.stop()

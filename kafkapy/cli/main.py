@@ -1,0 +1,67 @@
+"""The `kafkapy` command: `kafkapy server [server.properties] [--override key=value ...]`.
+
+Configuration errors are reported as one line on stderr with exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import trio
+
+from kafkapy.logs import setup_logging
+
+
+def _server(args: argparse.Namespace) -> int:
+    from kafkapy.server.broker import run_broker
+    from kafkapy.server.config import BrokerConfig, ConfigError
+
+    overrides: dict[str, str] = {}
+    for item in args.override or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            print(f"kafkapy: error: --override expects key=value, got {item!r}", file=sys.stderr)
+            return 2
+        overrides[key.strip()] = value.strip()
+    try:
+        if args.config:
+            config = BrokerConfig.from_file(args.config, overrides)
+        else:
+            config = BrokerConfig.from_properties(overrides)
+    except (ConfigError, OSError) as e:
+        print(f"kafkapy: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        trio.run(run_broker, config)
+    except KeyboardInterrupt:
+        pass
+    except StartupError as e:
+        print(f"kafkapy: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+class StartupError(Exception):
+    """A condition that prevents the broker from starting (reported in one line)."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kafkapy", description="A Kafka broker in Python.")
+    parser.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING, ERROR")
+    sub = parser.add_subparsers(dest="command", required=True)
+    server = sub.add_parser("server", help="run a broker")
+    server.add_argument("config", nargs="?", help="a Kafka server.properties file")
+    server.add_argument(
+        "--override", action="append", metavar="KEY=VALUE", help="override a config property"
+    )
+    args = parser.parse_args(argv)
+    setup_logging(args.log_level)
+    if args.command == "server":
+        return _server(args)
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

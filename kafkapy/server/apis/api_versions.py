@@ -1,0 +1,47 @@
+"""ApiVersions (key 18), versions 0-4.
+
+Advertises exactly the registered handlers with the served table's ranges (Kafka 4.0's). No
+features are advertised or finalized: kafkapy implements none of the feature-gated semantics
+(transactions v2, share groups, KRaft versions). A request for an unsupported ApiVersions version
+gets a v0-format reply with UNSUPPORTED_VERSION and ApiVersions' own supported range, as Kafka's
+broker does, so an old client can retry with a version we serve; the response header is always v0.
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.api_table import served_apis
+from kafkapy.protocol.errors import ErrorCode
+from kafkapy.protocol.wire import INT16, INT32
+
+from ..registry import REGISTRY, api
+from ..responses import THROTTLE_NONE, build
+
+
+def advertised() -> list[tuple[int, int, int]]:
+    """(api key, min, max) for every registered API, by key."""
+    return sorted(
+        (key, reg.range.min_version, reg.range.max_version) for key, reg in REGISTRY.items()
+    )
+
+
+def unsupported_version_reply() -> bytes:
+    """Body of the v0 UNSUPPORTED_VERSION reply (header v0 is added by the caller)."""
+    rng = served_apis()["ApiVersions"]
+    return (
+        INT16.pack(ErrorCode.unsupported_version)
+        + INT32.pack(1)
+        + INT16.pack(rng.key)
+        + INT16.pack(rng.min_version)
+        + INT16.pack(rng.max_version)
+    )
+
+
+@api("ApiVersions")
+async def handle(ctx, request):
+    R = ctx.R
+    keys = tuple(
+        R.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in advertised()
+    )
+    return build(
+        R.ApiVersionsResponse, error_code=ErrorCode.none, api_keys=keys, throttle_time=THROTTLE_NONE
+    )

@@ -1,0 +1,42 @@
+"""CreatePartitions (key 37), versions 0-3.
+
+Raises a topic's partition count, with an optional explicit assignment for the new partitions.
+Kafka's errors: INVALID_PARTITIONS for a count that does not grow the topic,
+INVALID_REPLICA_ASSIGNMENT for a bad assignment, UNKNOWN_TOPIC_OR_PARTITION for a missing topic,
+INVALID_REQUEST for a topic named twice. validate_only checks without changing anything.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from ..topics import TopicError
+
+
+@api("CreatePartitions")
+async def handle(ctx, request):
+    R = ctx.R
+    registry = ctx.broker.topics
+    counts = Counter(t.name for t in request.topics)
+    results = []
+    for t in request.topics:
+        error, message = ErrorCode.none, None
+        try:
+            if counts[t.name] > 1:
+                raise TopicError(ErrorCode.invalid_request, "Duplicate topic in request.")
+            assignments = (
+                [list(a.broker_ids) for a in t.assignments] if t.assignments is not None else None
+            )
+            registry.add_partitions(t.name, t.count, assignments, request.validate_only)
+        except TopicError as e:
+            error, message = e.code, e.message
+        results.append(
+            build(
+                R.CreatePartitionsTopicResult, name=t.name, error_code=error, error_message=message
+            )
+        )
+    return build(R.CreatePartitionsResponse, throttle_time=THROTTLE_NONE, results=tuple(results))

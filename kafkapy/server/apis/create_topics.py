@@ -1,0 +1,88 @@
+"""CreateTopics (key 19), versions 2-7.
+
+Validates as Kafka does (name, existing topic, partitions, replication factor, replica
+assignment, configs) and answers per topic with Kafka's error codes and messages. -1 partitions or
+replication factor take num.partitions / default.replication.factor. validate_only checks without
+creating. From v5 the response echoes the partition count, replication factor and the topic's
+effective configs; from v7 the new topic id.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from ..topics import TopicError
+from .describe_configs import CONFIG_SOURCES, topic_config_entries
+
+
+@api("CreateTopics")
+async def handle(ctx, request):
+    R = ctx.R
+    registry = ctx.broker.topics
+    results = []
+    seen: dict[str, int] = {}
+    for t in request.topics:
+        seen[t.name] = seen.get(t.name, 0) + 1
+    for t in request.topics:
+        assignment = {a.partition_index: list(a.broker_ids) for a in t.assignments} or None
+        configs = {c.name: c.value for c in t.configs}
+        topic_id = uuid.UUID(int=0)
+        partitions, rf = -1, -1
+        entries = None
+        try:
+            if seen[t.name] > 1:
+                raise TopicError(
+                    ErrorCode.invalid_request, "Duplicate topic name in CreateTopics request."
+                )
+            if any(v is None for v in configs.values()):
+                raise TopicError(
+                    ErrorCode.invalid_config, "Null value not supported for topic configs"
+                )
+            if request.validate_only:
+                partitions, rf, _ = registry.check_new_topic(
+                    t.name, t.num_partitions, t.replication_factor, assignment, configs
+                )
+            else:
+                info = registry.create(
+                    t.name, t.num_partitions, t.replication_factor, assignment, configs
+                )
+                topic_id = info.topic_id
+                partitions = len(info.partitions)
+                rf = len(next(iter(info.partitions.values())))
+            entries = (
+                None
+                if ctx.version < 5
+                else tuple(
+                    build(
+                        R.CreatableTopicConfigs,
+                        name=name,
+                        value=value,
+                        read_only=False,
+                        config_source=CONFIG_SOURCES[source],
+                        is_sensitive=False,
+                    )
+                    for name, value, source, _syn, _type in topic_config_entries(
+                        ctx.broker, configs
+                    )
+                )
+            )
+            error, message = ErrorCode.none, None
+        except TopicError as e:
+            error, message = e.code, e.message
+        results.append(
+            build(
+                R.CreatableTopicResult,
+                name=t.name,
+                topic_id=topic_id,
+                error_code=error,
+                error_message=message,
+                num_partitions=partitions,
+                replication_factor=rf,
+                configs=entries,
+            )
+        )
+    return build(R.CreateTopicsResponse, throttle_time=THROTTLE_NONE, topics=tuple(results))

@@ -1,0 +1,45 @@
+"""DeleteRecords (key 21), versions 0-2.
+
+Moves a partition's log start offset (its low watermark) forward to the requested offset; -1
+means the high watermark. Whole segments below it are deleted. An offset beyond the high
+watermark is OFFSET_OUT_OF_RANGE; a missing partition UNKNOWN_TOPIC_OR_PARTITION. The answer is
+the new low watermark, which Fetch and ListOffsets honour from then on.
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .partition_lookup import lookup
+
+HIGH_WATERMARK = -1
+
+
+@api("DeleteRecords")
+async def handle(ctx, request):
+    R = ctx.R
+    topics = []
+    for t in request.topics:
+        parts = []
+        for p in t.partitions:
+            ref = lookup(ctx.broker, t.name, p.partition_index)
+            low, error = -1, ref.error
+            if error == ErrorCode.none:
+                plog = ref.log
+                target = plog.high_watermark if p.offset == HIGH_WATERMARK else p.offset
+                if target < 0 or target > plog.high_watermark:
+                    error = ErrorCode.offset_out_of_range
+                else:
+                    low = plog.delete_records_before(target)
+            parts.append(
+                build(
+                    R.DeleteRecordsPartitionResult,
+                    partition_index=p.partition_index,
+                    low_watermark=low,
+                    error_code=error,
+                )
+            )
+        topics.append(build(R.DeleteRecordsTopicResult, name=t.name, partitions=tuple(parts)))
+    return build(R.DeleteRecordsResponse, throttle_time=THROTTLE_NONE, topics=tuple(topics))

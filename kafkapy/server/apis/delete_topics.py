@@ -1,0 +1,56 @@
+"""DeleteTopics (key 20), versions 1-6.
+
+Deletes by name (v1-5 topic_names, v6 topics with a name) or by topic id (v6). The topic's znodes
+go and its partition logs are removed. Unknown names get UNKNOWN_TOPIC_OR_PARTITION, unknown ids
+UNKNOWN_TOPIC_ID; a request naming a topic by both name and id is INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from ..topics import TopicError
+
+ZERO = uuid.UUID(int=0)
+
+
+@api("DeleteTopics")
+async def handle(ctx, request):
+    R = ctx.R
+    registry = ctx.broker.topics
+    if ctx.version >= 6:
+        wanted = [(t.name, t.topic_id) for t in request.topics]
+    else:
+        wanted = [(n, None) for n in request.topic_names]
+    results = []
+    for name, tid in wanted:
+        error, message = ErrorCode.none, None
+        has_id = tid is not None and tid != ZERO
+        if name is not None and has_id:
+            error, message = ErrorCode.invalid_request, "Topic name and id can't both be specified."
+        elif has_id:
+            info = registry.get_by_id(tid)
+            if info is None:
+                error = ErrorCode.unknown_topic_id
+            else:
+                name = info.name
+        if error == ErrorCode.none:
+            try:
+                info = registry.delete(name or "")
+                tid = info.topic_id
+            except TopicError as e:
+                error, message = e.code, e.message
+        results.append(
+            build(
+                R.DeletableTopicResult,
+                name=name,
+                topic_id=tid or ZERO,
+                error_code=error,
+                error_message=message,
+            )
+        )
+    return build(R.DeleteTopicsResponse, throttle_time=THROTTLE_NONE, responses=tuple(results))

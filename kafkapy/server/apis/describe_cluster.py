@@ -1,0 +1,56 @@
+"""DescribeCluster (key 60), versions 0-2.
+
+The cluster id, the controller (this broker in embedded mode) and the registered brokers with
+their advertised endpoints (endpoint type 1, brokers; type 2, controllers, is refused with
+UNSUPPORTED_ENDPOINT_TYPE as a broker does). No broker is ever fenced here.
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+
+BROKERS_ENDPOINT = 1
+
+
+@api("DescribeCluster")
+async def handle(ctx, request):
+    R = ctx.R
+    broker = ctx.broker
+    endpoint_type = getattr(request, "endpoint_type", BROKERS_ENDPOINT)
+    if endpoint_type != BROKERS_ENDPOINT:
+        return build(
+            R.DescribeClusterResponse,
+            throttle_time=THROTTLE_NONE,
+            error_code=ErrorCode.unsupported_endpoint_type,
+            error_message="The broker does not support DescribeCluster with endpoint type "
+            f"{endpoint_type}",
+            endpoint_type=endpoint_type,
+            cluster_id=broker.cluster_id,
+            controller_id=-1,
+            brokers=(),
+        )
+    brokers = tuple(
+        build(
+            R.DescribeClusterBroker,
+            broker_id=b,
+            host=i.host,
+            port=i.port,
+            rack=i.rack,
+            is_fenced=False,
+        )
+        for b, i in sorted(broker.cluster.list_brokers().items())
+    )
+    controller = broker.cluster.controller_id()
+    return build(
+        R.DescribeClusterResponse,
+        throttle_time=THROTTLE_NONE,
+        error_code=ErrorCode.none,
+        error_message=None,
+        endpoint_type=BROKERS_ENDPOINT,
+        cluster_id=broker.cluster_id,
+        controller_id=-1 if controller is None else controller,
+        brokers=brokers,
+    )

@@ -1,0 +1,141 @@
+"""DescribeConfigs (key 32), versions 1-4.
+
+Topic resources (type 2) report every topic-level config with its effective value, Kafka's source
+(topic override, static broker config, default), and with include_synonyms the chain of synonyms
+from most to least specific; v3+ adds the config type. Broker resources (type 4) report the
+broker's configs set in server.properties (STATIC_BROKER_CONFIG) and the topic-config synonyms'
+defaults. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION, another broker's id or a malformed one
+INVALID_REQUEST, other resource types INVALID_REQUEST.
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..log_configs import TOPIC_CONFIGS, effective_topic_config
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+
+TOPIC, BROKER = 2, 4
+
+CONFIG_SOURCES = {
+    "UNKNOWN": 0,
+    "DYNAMIC_TOPIC_CONFIG": 1,
+    "DYNAMIC_BROKER_CONFIG": 2,
+    "DYNAMIC_DEFAULT_BROKER_CONFIG": 3,
+    "STATIC_BROKER_CONFIG": 4,
+    "DEFAULT_CONFIG": 5,
+}
+CONFIG_TYPES = {
+    "BOOLEAN": 1,
+    "STRING": 2,
+    "INT": 3,
+    "SHORT": 4,
+    "LONG": 5,
+    "DOUBLE": 6,
+    "LIST": 7,
+    "CLASS": 8,
+    "PASSWORD": 9,
+}
+
+
+def topic_config_entries(broker, overrides):
+    """(name, value, source, synonyms, type) for every topic config, sorted by name."""
+    eff = effective_topic_config(broker.broker_props, overrides)
+    return [
+        (name, value, source, synonyms, TOPIC_CONFIGS[name].type)
+        for name, (value, source, synonyms) in sorted(eff.items())
+    ]
+
+
+def _entries(R, rows, keys, include_synonyms):
+    out = []
+    for name, value, source, synonyms, type_ in rows:
+        if keys is not None and name not in keys:
+            continue
+        syn = (
+            tuple(
+                build(R.DescribeConfigsSynonym, name=n, value=v, source=CONFIG_SOURCES[s])
+                for n, v, s in synonyms
+            )
+            if include_synonyms
+            else ()
+        )
+        out.append(
+            build(
+                R.DescribeConfigsResourceResult,
+                name=name,
+                value=value,
+                read_only=False,
+                config_source=CONFIG_SOURCES[source],
+                is_sensitive=False,
+                synonyms=syn,
+                config_type=CONFIG_TYPES.get(type_, 0),
+                documentation=None,
+            )
+        )
+    return tuple(out)
+
+
+def _broker_rows(broker):
+    rows = []
+    for key, value in sorted(broker.broker_props.items()):
+        rows.append(
+            (key, value, "STATIC_BROKER_CONFIG", [(key, value, "STATIC_BROKER_CONFIG")], "STRING")
+        )
+    listed = {r[0] for r in rows}
+    for d in TOPIC_CONFIGS.values():
+        syn = d.synonyms[0] if d.synonyms else None
+        if syn and syn not in listed and d.default is not None:
+            rows.append(
+                (syn, d.default, "DEFAULT_CONFIG", [(syn, d.default, "DEFAULT_CONFIG")], d.type)
+            )
+            listed.add(syn)
+    return sorted(rows)
+
+
+@api("DescribeConfigs")
+async def handle(ctx, request):
+    R = ctx.R
+    broker = ctx.broker
+    results = []
+    for res in request.resources:
+        keys = set(res.configuration_keys) if res.configuration_keys else None
+        error, message, configs = ErrorCode.none, None, ()
+        if res.resource_type == TOPIC:
+            info = broker.topics.get(res.resource_name)
+            if info is None:
+                error, message = (
+                    ErrorCode.unknown_topic_or_partition,
+                    (f"Topic '{res.resource_name}' does not exist."),
+                )
+            else:
+                rows = topic_config_entries(broker, info.configs)
+                configs = _entries(R, rows, keys, request.include_synonyms)
+        elif res.resource_type == BROKER:
+            if res.resource_name not in ("", str(broker.broker_id)):
+                error, message = (
+                    ErrorCode.invalid_request,
+                    (
+                        f"Unexpected broker id, expected {broker.broker_id} or empty string, "
+                        f"but received {res.resource_name}"
+                    ),
+                )
+            else:
+                configs = _entries(R, _broker_rows(broker), keys, request.include_synonyms)
+        else:
+            error, message = (
+                ErrorCode.invalid_request,
+                (f"Unsupported resource type {res.resource_type}"),
+            )
+        results.append(
+            build(
+                R.DescribeConfigsResult,
+                error_code=error,
+                error_message=message,
+                resource_type=res.resource_type,
+                resource_name=res.resource_name,
+                configs=configs,
+            )
+        )
+    return build(R.DescribeConfigsResponse, throttle_time=THROTTLE_NONE, results=tuple(results))

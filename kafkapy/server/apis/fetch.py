@@ -1,0 +1,114 @@
+"""Fetch (key 1), versions 4-17.
+
+Long-polls: the response goes out when at least min_bytes of records are available, an error is
+to be reported, or max_wait_ms has passed; waiting is on append events, never by sleeping. Reads
+whole batches starting with the batch that contains the fetch offset, up to the high watermark,
+within partition_max_bytes and the response's max_bytes — except that the first partition with
+data always returns at least one whole batch (KIP-74). Reports high watermark, last stable offset
+(= high watermark: no transactions yet) and log start offset; OFFSET_OUT_OF_RANGE outside
+[log start, log end]; FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale or future
+current_leader_epoch. Topics are addressed by name up to v12 and by topic id from v13
+(UNKNOWN_TOPIC_ID). Record bytes go from segment files to the socket with os.sendfile.
+
+Fetch sessions (KIP-227): no session is ever created (the response's session id is 0), which is
+always legal; a client then keeps sending full fetch requests. An incremental request naming a
+session id gets FETCH_SESSION_ID_NOT_FOUND, as for an evicted session.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from kafkapy.protocol.errors import ErrorCode
+from kafkapy.protocol.fetch_response import PartitionResult, TopicResult, encode_fetch_response
+from kafkapy.storage.errors import StorageError
+
+from ..registry import api
+from ..responses import RawResponse
+
+FINAL_EPOCH = -1
+READ_COMMITTED = 1
+
+
+def _resolve(broker, version, ft):
+    """The TopicInfo a request topic refers to, or (None, error)."""
+    if version >= 13:
+        info = broker.topics.get_by_id(ft.topic_id)
+        return info, ErrorCode.unknown_topic_id
+    info = broker.topics.get(ft.topic)
+    return info, ErrorCode.unknown_topic_or_partition
+
+
+def _read_all(broker, version, request, topics_req):
+    """One pass over the requested partitions. Returns (topic results, bytes, any error)."""
+    remaining = request.max_bytes if version >= 3 else 2**31 - 1
+    total = 0
+    errors = False
+    read_committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
+    results = []
+    for ft in topics_req:
+        info, missing_code = _resolve(broker, version, ft)
+        name = info.name if info else getattr(ft, "topic", "")
+        tid = info.topic_id if info else getattr(ft, "topic_id", None)
+        tr = TopicResult(name=name or "", topic_id=tid)
+        for fp in ft.partitions:
+            pr = PartitionResult(partition=fp.partition, aborted=[] if read_committed else None)
+            tr.partitions.append(pr)
+            plog = broker.topics.log(info.name, fp.partition) if info else None
+            if info is None or plog is None:
+                pr.error_code = (
+                    missing_code if info is None else ErrorCode.unknown_topic_or_partition
+                )
+                errors = True
+                continue
+            state = info.states.get(fp.partition)
+            epoch = state.leader_epoch if state else 0
+            pr.high_watermark = plog.high_watermark
+            pr.last_stable_offset = plog.high_watermark
+            pr.log_start_offset = plog.log_start_offset
+            cle = getattr(fp, "current_leader_epoch", -1)
+            if cle >= 0 and cle != epoch:
+                pr.error_code = (
+                    ErrorCode.fenced_leader_epoch if cle < epoch else ErrorCode.unknown_leader_epoch
+                )
+                errors = True
+                continue
+            limit = min(fp.partition_max_bytes, max(remaining, 0))
+            try:
+                data = plog.read(
+                    fp.fetch_offset,
+                    limit,
+                    max_offset=plog.high_watermark,
+                    min_one_batch=(total == 0),
+                )
+            except StorageError as e:
+                pr.error_code = ErrorCode(e.error_code)
+                errors = True
+                continue
+            pr.regions = data.regions
+            total += data.size
+            remaining -= data.size
+        results.append(tr)
+    return results, total, errors
+
+
+@api("Fetch")
+async def handle(ctx, request):
+    broker = ctx.broker
+    version = ctx.version
+    session_id = getattr(request, "session_id", 0)
+    if session_id != 0 and getattr(request, "session_epoch", FINAL_EPOCH) != FINAL_EPOCH:
+        body = encode_fetch_response(
+            version, [], error_code=ErrorCode.fetch_session_id_not_found, session_id=0
+        )
+        return RawResponse(body)
+    max_wait = request.max_wait.total_seconds()
+    deadline = trio.current_time() + max(max_wait, 0.0)
+    while True:
+        waiter = broker.appended.waiter()
+        results, total, errors = _read_all(broker, version, request, request.topics)
+        if total >= request.min_bytes or errors or trio.current_time() >= deadline:
+            break
+        with trio.move_on_at(deadline):
+            await waiter.wait()
+    return RawResponse(encode_fetch_response(version, results))

@@ -1,0 +1,73 @@
+"""ListOffsets (key 2), versions 1-10.
+
+Special timestamps: -2 earliest (log start offset), -1 latest (high watermark; the last stable
+offset for read_committed, equal while there are no transactions), -3 max timestamp (v7+: the
+offset and timestamp of the record with the largest timestamp), -4 earliest local (v8+: the log
+start offset, as there is no tiered storage), -5 latest tiered (v9+: offset -1, as Kafka answers
+when remote storage is off). Any other timestamp finds the first offset whose timestamp is >= it
+through the time index, or -1 if there is none. The answer carries the leader epoch (v4+).
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .partition_lookup import lookup
+
+EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -2, -1, -3, -4, -5
+
+
+def _offset_for(plog, ts: int, epoch: int) -> tuple[int, int, int]:
+    """(timestamp, offset, leader epoch) answered for one special or real timestamp."""
+    if ts in (EARLIEST, EARLIEST_LOCAL):
+        return -1, plog.log_start_offset, epoch
+    if ts == LATEST:
+        return -1, plog.high_watermark, epoch
+    if ts == MAX_TIMESTAMP:
+        found_ts, off = plog.max_timestamp()
+        return found_ts, off, epoch if off >= 0 else -1
+    if ts == LATEST_TIERED:
+        return -1, -1, -1
+    if ts < 0:
+        return -1, -1, -1
+    found = plog.offset_for_timestamp(ts)
+    if found is None:
+        return -1, -1, -1
+    off, found_ts = found
+    return found_ts, off, epoch
+
+
+@api("ListOffsets")
+async def handle(ctx, request):
+    R = ctx.R
+    topics = []
+    for t in request.topics:
+        parts = []
+        for p in t.partitions:
+            ref = lookup(
+                ctx.broker, t.name, p.partition_index, getattr(p, "current_leader_epoch", -1)
+            )
+            if ref.error != ErrorCode.none:
+                parts.append(
+                    build(
+                        R.ListOffsetsPartitionResponse,
+                        partition_index=p.partition_index,
+                        error_code=ref.error,
+                    )
+                )
+                continue
+            ts, off, epoch = _offset_for(ref.log, p.timestamp, ref.leader_epoch)
+            parts.append(
+                build(
+                    R.ListOffsetsPartitionResponse,
+                    partition_index=p.partition_index,
+                    error_code=ErrorCode.none,
+                    timestamp=ts,
+                    offset=off,
+                    leader_epoch=epoch,
+                )
+            )
+        topics.append(build(R.ListOffsetsTopicResponse, name=t.name, partitions=tuple(parts)))
+    return build(R.ListOffsetsResponse, throttle_time=THROTTLE_NONE, topics=tuple(topics))

@@ -1,0 +1,142 @@
+"""The broker: wires config, metadata, storage and listeners together, and owns their lifecycle.
+
+Startup: open the log directories (recovering after an unclean stop), open the metadata store,
+ensure the cluster id, register this broker and take the controller role (single-broker embedded
+mode), open or create the logs of every partition assigned here, then accept connections. On
+shutdown (SIGINT/SIGTERM) connections stop being accepted, logs are flushed and checkpointed and a
+clean-shutdown marker is written, so the next start skips recovery.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from kafkapy.metadata.cluster import ClusterMetadata
+from kafkapy.metadata.embedded import EmbeddedStore
+from kafkapy.server.config import BrokerConfig
+from kafkapy.storage.log_manager import LogManager
+
+from .connection import serve_connection
+from .notify import AppendNotifier
+from .producer_ids import ProducerIdAllocator
+from .registry import load_all
+from .topics import TopicRegistry
+
+log = logging.getLogger("kafkapy.broker")
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Broker:
+    """One broker process's state. Handlers reach everything through it."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.broker_id: int = config.broker_id
+        self.log_dirs: list[Path] = list(config.log_dir_paths)
+        self.connections: set[int] = set()
+        self.appended = AppendNotifier()
+        self.cluster_id = ""
+        self.controller_epoch = 0
+        self.store: Any = None
+        self.cluster: ClusterMetadata | None = None
+        self.logs: LogManager | None = None
+        self.topics: TopicRegistry | None = None
+        self.producer_ids: ProducerIdAllocator | None = None
+        self.bound_port: int | None = None
+
+    @property
+    def broker_props(self) -> Any:
+        """The server.properties values set explicitly (for config sources and synonyms)."""
+        return self.config.raw
+
+    @property
+    def advertised_host(self) -> str:
+        return self.config.advertised_host
+
+    @property
+    def advertised_port(self) -> int:
+        return self.config.advertised_port
+
+    def start(self) -> None:
+        """Open storage and metadata (synchronous part of startup)."""
+        for d in self.log_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+        self.store = EmbeddedStore.in_dir(self.log_dirs[0])
+        self.cluster = ClusterMetadata(self.store)
+        self.cluster_id = self.cluster.ensure_cluster_id()
+        self.logs = LogManager(self.log_dirs, self._default_log_config())
+        self.logs.startup(self.broker_id, self.cluster_id)
+        self.cluster.register_broker(
+            self.broker_id, self.advertised_host, self.advertised_port, rack=self.config.broker_rack
+        )
+        self.controller_epoch = self.cluster.elect_controller(self.broker_id)
+        self.producer_ids = ProducerIdAllocator(self.store, self.broker_id)
+        self.topics = TopicRegistry(self)
+        self.topics.load()
+
+    def _default_log_config(self):
+        from .log_configs import log_config_for
+
+        return log_config_for(self.broker_props, {})
+
+    def stop(self) -> None:
+        if self.logs is not None:
+            self.logs.shutdown()
+            self.logs = None
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Accept connections until cancelled."""
+        host, port = self.config.listener_host, self.config.listener_port
+        listeners = await trio.open_tcp_listeners(port, host=host or None)
+        self.bound_port = listeners[0].socket.getsockname()[1]
+        log.info(
+            "kafkapy started broker.id=%s listener=%s:%s advertised=%s:%s cluster.id=%s",
+            self.broker_id,
+            host,
+            self.bound_port,
+            self.advertised_host,
+            self.advertised_port,
+            self.cluster_id,
+        )
+        task_status.started(self.bound_port)
+
+        async def handler(stream: trio.SocketStream) -> None:
+            await serve_connection(self, stream)
+
+        await trio.serve_listeners(handler, listeners)
+
+
+async def run_broker(config: BrokerConfig) -> None:
+    """Run a broker until SIGINT or SIGTERM, then shut it down cleanly."""
+    load_all()
+    broker = Broker(config)
+    broker.start()
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(broker.serve)
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for sig in signals:
+                    log.info("shutting down on signal=%s", signal.Signals(sig).name)
+                    nursery.cancel_scope.cancel()
+                    break
+    finally:
+        broker.stop()
+        log.info("kafkapy stopped broker.id=%s", broker.broker_id)
+
+
+def new_topic_id() -> uuid.UUID:
+    """A random topic id that is never the zero id or Kafka's reserved ones (uuid4 never is)."""
+    return uuid.uuid4()

@@ -1,0 +1,166 @@
+"""One client connection: read frames, dispatch each request, write responses in order.
+
+Requests on a connection are handled one after another, as Kafka does (it mutes a channel while a
+request is in flight), so responses always go out in request order even when the client pipelines
+requests; pipelined frames simply wait in the socket buffer and in the frame decoder.
+
+Malformed input closes the connection: a frame over socket.request.max.bytes (refused before any
+buffer is allocated), a header that does not decode, an unknown API key, a version that is not
+served (except ApiVersions, which answers UNSUPPORTED_VERSION in a v0 reply), or a body that does
+not decode. An unexpected exception in a handler is logged once and closes only this connection;
+the broker keeps serving everyone else.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import trio
+from kio.index import load_request_schema
+from kio.serial import entity_reader
+
+from kafkapy.protocol.framing import FrameDecoder, FrameError
+from kafkapy.protocol.headers import (
+    API_VERSIONS_KEY,
+    RequestHeader,
+    parse_request_header,
+    response_header,
+)
+from kafkapy.protocol.wire import INT32, DecodeError
+from kafkapy.storage.log import FileRegion
+
+from .registry import REGISTRY
+from .responses import NO_RESPONSE, RawResponse, encode_entity, response_module
+from .sendfile import send_region
+
+if TYPE_CHECKING:
+    from .broker import Broker
+
+log = logging.getLogger("kafkapy.connection")
+
+RECEIVE_SIZE = 256 * 1024
+_conn_ids = itertools.count(1)
+
+
+class CloseConnection(Exception):
+    """The request cannot be answered; Kafka closes the connection in this case."""
+
+
+@dataclass(slots=True)
+class RequestContext:
+    broker: Broker
+    header: RequestHeader
+    frame: bytes
+    peer: str
+    connection_id: int
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version
+
+    @property
+    def R(self) -> ModuleType:  # noqa: N802  (the response entities of this request's version)
+        return response_module(self.header.api_key, self.header.api_version)
+
+
+def _reader_for(api_key: int, version: int) -> Any:
+    return entity_reader(load_request_schema(api_key, version))
+
+
+_readers: dict[tuple[int, int], Any] = {}
+
+
+def decode_body(header: RequestHeader, frame: bytes) -> Any:
+    key = (header.api_key, header.api_version)
+    reader = _readers.get(key)
+    if reader is None:
+        reader = _readers[key] = _reader_for(*key)
+    try:
+        request, _size = reader(frame, header.body_offset)
+    except KeyError as e:  # kio refuses unknown tagged fields
+        raise CloseConnection(f"unsupported tagged field in request body: {e}") from None
+    except Exception as e:
+        raise CloseConnection(f"request body does not decode: {type(e).__name__}: {e}") from None
+    return request
+
+
+async def handle_frame(broker: Broker, frame: bytes, peer: str, conn_id: int) -> Any:
+    """Dispatch one request frame; return the encoded response parts or NO_RESPONSE."""
+    try:
+        header = parse_request_header(frame)
+    except (DecodeError, UnicodeDecodeError) as e:
+        raise CloseConnection(f"bad request header: {e}") from None
+    reg = REGISTRY.get(header.api_key)
+    if reg is None:
+        raise CloseConnection(f"unknown API key {header.api_key}")
+    if not reg.range.accepts(header.api_version):
+        if header.api_key == API_VERSIONS_KEY:
+            from .apis.api_versions import unsupported_version_reply
+
+            return [INT32.pack(header.correlation_id), unsupported_version_reply()]
+        raise CloseConnection(
+            f"unsupported version {header.api_version} of {reg.range.name} "
+            f"(served {reg.range.accept_min}-{reg.range.max_version})"
+        )
+    ctx = RequestContext(broker, header, frame, peer, conn_id)
+    request = None if reg.raw else decode_body(header, frame)
+    result = await reg.handler(ctx, request)
+    if result is NO_RESPONSE:
+        return NO_RESPONSE
+    head = response_header(header.api_key, header.correlation_id, header.flexible)
+    if isinstance(result, RawResponse):
+        return [head, *result.parts]
+    return [head, encode_entity(result)]
+
+
+async def send_parts(stream: trio.SocketStream, parts: list[bytes | FileRegion]) -> None:
+    """Write one response: size prefix, then its parts (file regions with sendfile)."""
+    size = sum(p.length if isinstance(p, FileRegion) else len(p) for p in parts)
+    pending = bytearray(INT32.pack(size))
+    for part in parts:
+        if isinstance(part, FileRegion):
+            if pending:
+                await stream.send_all(pending)
+                pending = bytearray()
+            await send_region(stream.socket, part)
+        else:
+            pending += part
+    if pending:
+        await stream.send_all(pending)
+
+
+async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
+    """Serve one accepted connection until the peer closes it or sends something unacceptable."""
+    conn_id = next(_conn_ids)
+    try:
+        host, port = stream.socket.getpeername()[:2]
+        peer = f"{host}:{port}"
+    except OSError:
+        peer = "?"
+    decoder = FrameDecoder(broker.config.socket_request_max_bytes)
+    broker.connections.add(conn_id)
+    try:
+        while True:
+            data = await stream.receive_some(RECEIVE_SIZE)
+            if not data:
+                return
+            for frame in decoder.feed(data):
+                parts = await handle_frame(broker, frame, peer, conn_id)
+                if parts is not NO_RESPONSE:
+                    await send_parts(stream, parts)
+    except FrameError as e:
+        log.warning("closing connection peer=%s reason=%r", peer, str(e))
+    except CloseConnection as e:
+        log.warning("closing connection peer=%s reason=%r", peer, str(e))
+    except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
+        pass
+    except Exception:
+        log.exception("unexpected error, closing connection peer=%s", peer)
+    finally:
+        broker.connections.discard(conn_id)
+        with trio.CancelScope(shield=True):
+            await stream.aclose()

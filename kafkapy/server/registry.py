@@ -1,0 +1,45 @@
+"""The dispatch registry: API key -> handler, with the versions taken from the served table.
+
+Each module under server/apis registers its handler with `@api("Name")`. ApiVersions is computed
+from this registry, so it can never advertise an API that has no handler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kafkapy.protocol.api_table import ApiRange, served_apis
+
+Handler = Callable[[Any, Any], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    range: ApiRange
+    handler: Handler
+    raw: bool  # the handler decodes the body itself (hot paths); it receives the frame bytes
+
+
+REGISTRY: dict[int, Registration] = {}
+
+
+def api(name: str, *, raw: bool = False) -> Callable[[Handler], Handler]:
+    """Register the decorated coroutine as the handler of API `name` from the served table."""
+    rng = served_apis()[name]
+
+    def register(fn: Handler) -> Handler:
+        if rng.key in REGISTRY:
+            raise RuntimeError(f"API {name} registered twice")
+        REGISTRY[rng.key] = Registration(rng, fn, raw)
+        return fn
+
+    return register
+
+
+def load_all() -> dict[int, Registration]:
+    """Import every API module so that each registers itself; return the registry."""
+    from kafkapy.server import apis  # noqa: F401  (the package imports its modules)
+
+    return REGISTRY

@@ -1,0 +1,256 @@
+"""Topic administration on this broker: the topic cache, creation (explicit and automatic),
+deletion, partition increases, and the partition logs that go with them.
+
+The metadata store is the truth; this registry mirrors it in memory for the request path and
+keeps the local logs in step with it. Kafka's validation rules and error codes apply: invalid
+names, partition counts, replication factors and configs are refused with the code Kafka uses.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kafkapy.metadata.models import TopicInfo
+from kafkapy.metadata.names import validate_topic_name
+from kafkapy.protocol.errors import ErrorCode
+from kafkapy.storage.log import PartitionLog
+
+from .log_configs import log_config_for, validate_topic_config
+
+if TYPE_CHECKING:
+    from .broker import Broker
+
+log = logging.getLogger("kafkapy.topics")
+
+
+@dataclass(slots=True)
+class TopicError(Exception):
+    code: ErrorCode
+    message: str
+
+
+class TopicRegistry:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.by_name: dict[str, TopicInfo] = {}
+        self.by_id: dict[uuid.UUID, TopicInfo] = {}
+
+    # -- loading ----------------------------------------------------------------------------
+    def load(self) -> None:
+        """Mirror every topic from the store and open the logs of partitions assigned here."""
+        cluster = self.broker.cluster
+        for name in cluster.list_topics():
+            info = cluster.get_topic(name)
+            if info is not None:
+                self._remember(info)
+                self._open_logs(info)
+
+    def _remember(self, info: TopicInfo) -> None:
+        self.by_name[info.name] = info
+        self.by_id[info.topic_id] = info
+
+    def _open_logs(self, info: TopicInfo) -> None:
+        cfg = log_config_for(self.broker.broker_props, info.configs)
+        for p, replicas in info.partitions.items():
+            if self.broker.broker_id in replicas:
+                self.broker.logs.create_log(info.name, p, info.topic_id, cfg)
+
+    # -- lookups ----------------------------------------------------------------------------
+    def get(self, name: str) -> TopicInfo | None:
+        return self.by_name.get(name)
+
+    def get_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
+        return self.by_id.get(topic_id)
+
+    def log(self, name: str, partition: int) -> PartitionLog | None:
+        return self.broker.logs.get_log(name, partition)
+
+    # -- creation ---------------------------------------------------------------------------
+    def check_new_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        assignment: dict[int, list[int]] | None,
+        configs: dict[str, str],
+    ) -> tuple[int, int, dict[int, list[int]]]:
+        """Validate a creation request as Kafka does; return (partitions, rf, assignment)."""
+        err = validate_topic_name(name)
+        if err is not None:
+            raise TopicError(ErrorCode.invalid_topic_exception, err)
+        if name in self.by_name:
+            raise TopicError(ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
+        collision = self._collision(name)
+        if collision is not None:
+            raise TopicError(
+                ErrorCode.invalid_topic_exception,
+                f"Topic '{name}' collides with existing topic: {collision}",
+            )
+        brokers = sorted(self.broker.cluster.list_brokers())
+        if assignment:
+            if num_partitions != -1 or replication_factor != -1:
+                raise TopicError(
+                    ErrorCode.invalid_request,
+                    "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                    "Both cannot be used at the same time.",
+                )
+            parts = sorted(assignment)
+            if parts != list(range(len(parts))):
+                raise TopicError(
+                    ErrorCode.invalid_replica_assignment,
+                    "Partitions should be a consecutive 0-based integer sequence",
+                )
+            sizes = {len(r) for r in assignment.values()}
+            if len(sizes) != 1 or 0 in sizes:
+                raise TopicError(
+                    ErrorCode.invalid_replica_assignment,
+                    "All partitions should have the same number of replicas",
+                )
+            for reps in assignment.values():
+                if len(set(reps)) != len(reps):
+                    raise TopicError(
+                        ErrorCode.invalid_replica_assignment, "Duplicate replica assignment found"
+                    )
+                unknown = [b for b in reps if b not in brokers]
+                if unknown:
+                    raise TopicError(
+                        ErrorCode.invalid_replica_assignment,
+                        f"Unknown broker(s) in replica assignment: {unknown}",
+                    )
+            num_partitions, replication_factor = len(parts), sizes.pop()
+        else:
+            if num_partitions == -1:
+                num_partitions = self.broker.config.num_partitions
+            if replication_factor == -1:
+                replication_factor = self.broker.config.default_replication_factor
+            if num_partitions <= 0:
+                raise TopicError(
+                    ErrorCode.invalid_partitions, "Number of partitions must be larger than 0."
+                )
+            if replication_factor <= 0:
+                raise TopicError(
+                    ErrorCode.invalid_replication_factor,
+                    "Replication factor must be larger than 0.",
+                )
+            if replication_factor > len(brokers):
+                raise TopicError(
+                    ErrorCode.invalid_replication_factor,
+                    f"Replication factor: {replication_factor} larger than available brokers: "
+                    f"{len(brokers)}.",
+                )
+            assignment = {
+                p: [brokers[(p + i) % len(brokers)] for i in range(replication_factor)]
+                for p in range(num_partitions)
+            }
+        for key, value in configs.items():
+            msg = validate_topic_config(key, value)
+            if msg is not None:
+                raise TopicError(ErrorCode.invalid_config, msg)
+        return num_partitions, replication_factor, assignment
+
+    def _collision(self, name: str) -> str | None:
+        if "." not in name and "_" not in name:
+            return None
+        norm = name.replace(".", "_")
+        for other in self.by_name:
+            if other != name and other.replace(".", "_") == norm:
+                return other
+        return None
+
+    def create(
+        self,
+        name: str,
+        num_partitions: int = -1,
+        replication_factor: int = -1,
+        assignment: dict[int, list[int]] | None = None,
+        configs: dict[str, str] | None = None,
+    ) -> TopicInfo:
+        configs = dict(configs or {})
+        _, _, assignment = self.check_new_topic(
+            name, num_partitions, replication_factor, assignment, configs
+        )
+        info = self.broker.cluster.create_topic(name, assignment, configs, uuid.uuid4())
+        self._remember(info)
+        self._open_logs(info)
+        log.info("created topic=%s partitions=%d id=%s", name, len(assignment), info.topic_id)
+        return info
+
+    def auto_create(self, name: str) -> TopicInfo:
+        return self.create(name)
+
+    # -- deletion and growth ----------------------------------------------------------------
+    def delete(self, name: str) -> TopicInfo:
+        info = self.by_name.get(name)
+        if info is None:
+            raise TopicError(
+                ErrorCode.unknown_topic_or_partition, "This server does not host this topic."
+            )
+        self.broker.cluster.delete_topic(name)
+        del self.by_name[name]
+        self.by_id.pop(info.topic_id, None)
+        for p in info.partitions:
+            self.broker.logs.delete_log(name, p)
+        log.info("deleted topic=%s id=%s", name, info.topic_id)
+        return info
+
+    def add_partitions(
+        self, name: str, count: int, assignments: list[list[int]] | None, validate_only: bool
+    ) -> TopicInfo:
+        info = self.by_name.get(name)
+        if info is None:
+            raise TopicError(
+                ErrorCode.unknown_topic_or_partition, "This server does not host this topic."
+            )
+        current = len(info.partitions)
+        if count < current:
+            raise TopicError(
+                ErrorCode.invalid_partitions,
+                f"Topic currently has {current} partitions, which is higher than the requested "
+                f"{count}.",
+            )
+        if count == current:
+            raise TopicError(
+                ErrorCode.invalid_partitions, f"Topic already has {current} partitions."
+            )
+        brokers = sorted(self.broker.cluster.list_brokers())
+        rf = len(next(iter(info.partitions.values())))
+        if assignments is not None:
+            if len(assignments) != count - current:
+                raise TopicError(
+                    ErrorCode.invalid_replica_assignment,
+                    f"Increasing the number of partitions by {count - current} but "
+                    f"{len(assignments)} assignments provided.",
+                )
+            for reps in assignments:
+                if (
+                    len(reps) != rf
+                    or any(b not in brokers for b in reps)
+                    or len(set(reps)) != len(reps)
+                ):
+                    raise TopicError(
+                        ErrorCode.invalid_replica_assignment,
+                        f"Invalid replica assignment {reps} for a topic of replication factor {rf}",
+                    )
+            new = {current + i: list(r) for i, r in enumerate(assignments)}
+        else:
+            new = {
+                p: [brokers[(p + i) % len(brokers)] for i in range(rf)]
+                for p in range(current, count)
+            }
+        if validate_only:
+            return info
+        self.broker.cluster.add_partitions(name, new)
+        updated = self.broker.cluster.get_topic(name)
+        assert updated is not None
+        self._remember(updated)
+        self._open_logs(updated)
+        return updated
+
+    def set_configs(self, name: str, configs: dict[str, str]) -> None:
+        self.broker.cluster.set_topic_configs(name, configs)
+        updated = self.broker.cluster.get_topic(name)
+        if updated is not None:
+            self._remember(updated)

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Install what the tests need (Python deps, Java, ZooKeeper, kcat) when missing, lint, and run
+# the whole test suite: unit tests (tests/) and real clients against a real broker (compat_tests/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh --system
+.venv/bin/ruff check kafkapy tests compat_tests benchmarks
+exec .venv/bin/python -m pytest -q "$@"
