@@ -207,3 +207,11 @@ def test_pipelined_requests_answered_in_order(broker, n):
             )
         corrs = [struct.unpack(">i", c.recv_frame()[:4])[0] for _ in range(n)]
         assert corrs == [100 + i for i in range(n)]
+
+
+def test_two_batches_in_one_partition_are_refused(broker):
+    with RawClient(broker.bootstrap) as c:
+        metadata(c, ["twice"])
+        resp = produce(c, "twice", batch([b"a"]) + batch([b"b"]))
+        assert resp.error_code == ErrorCode.invalid_record
+        assert "exactly one record batch" in resp.error_message

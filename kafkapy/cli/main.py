@@ -6,11 +6,14 @@ Configuration errors are reported as one line on stderr with exit status 2, neve
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 import trio
 
 from kafkapy.logs import setup_logging
+from kafkapy.metadata.errors import MetadataError
+from kafkapy.storage.errors import StorageError
 
 
 def _server(args: argparse.Namespace) -> int:
@@ -36,14 +39,29 @@ def _server(args: argparse.Namespace) -> int:
         trio.run(run_broker, config)
     except KeyboardInterrupt:
         pass
-    except StartupError as e:
-        print(f"kafkapy: error: {e}", file=sys.stderr)
+    except (OSError, MetadataError, StorageError, BaseExceptionGroup) as e:
+        # cannot bind the listener, data dir of another cluster, broker id taken, store locked
+        cause = _startup_cause(e)
+        if cause is None:
+            raise
+        logging.getLogger("kafkapy").debug("startup failed", exc_info=True)
+        print(f"kafkapy: error: {cause}", file=sys.stderr)
         return 1
     return 0
 
 
-class StartupError(Exception):
-    """A condition that prevents the broker from starting (reported in one line)."""
+STARTUP_ERRORS = (OSError, MetadataError, StorageError)
+
+
+def _startup_cause(e: BaseException) -> BaseException | None:
+    """The startup error inside `e` (trio wraps task errors in exception groups), if any."""
+    if isinstance(e, BaseExceptionGroup):
+        for inner in e.exceptions:
+            found = _startup_cause(inner)
+            if found is not None:
+                return found
+        return None
+    return e if isinstance(e, STARTUP_ERRORS) else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -118,19 +119,28 @@ async def handle_frame(broker: Broker, frame: bytes, peer: str, conn_id: int) ->
 
 
 async def send_parts(stream: trio.SocketStream, parts: list[bytes | FileRegion]) -> None:
-    """Write one response: size prefix, then its parts (file regions with sendfile)."""
+    """Write one response: size prefix, then its parts (file regions with sendfile).
+
+    File regions carry descriptors owned by the response; they are closed here once sent, or
+    when sending fails.
+    """
     size = sum(p.length if isinstance(p, FileRegion) else len(p) for p in parts)
     pending = bytearray(INT32.pack(size))
-    for part in parts:
-        if isinstance(part, FileRegion):
-            if pending:
-                await stream.send_all(pending)
-                pending = bytearray()
-            await send_region(stream.socket, part)
-        else:
-            pending += part
-    if pending:
-        await stream.send_all(pending)
+    try:
+        for part in parts:
+            if isinstance(part, FileRegion):
+                if pending:
+                    await stream.send_all(pending)
+                    pending = bytearray()
+                await send_region(stream.socket, part)
+            else:
+                pending += part
+        if pending:
+            await stream.send_all(pending)
+    finally:
+        for part in parts:
+            if isinstance(part, FileRegion):
+                os.close(part.fileno)
 
 
 async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:

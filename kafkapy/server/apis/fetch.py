@@ -17,11 +17,14 @@ session id gets FETCH_SESSION_ID_NOT_FOUND, as for an evicted session.
 
 from __future__ import annotations
 
+import os
+
 import trio
 
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.fetch_response import PartitionResult, TopicResult, encode_fetch_response
 from kafkapy.storage.errors import StorageError
+from kafkapy.storage.log import FileRegion
 
 from ..registry import api
 from ..responses import RawResponse
@@ -111,4 +114,17 @@ async def handle(ctx, request):
             break
         with trio.move_on_at(deadline):
             await waiter.wait()
-    return RawResponse(encode_fetch_response(version, results))
+    return RawResponse(encode_fetch_response(version, _own_regions(results)))
+
+
+def _own_regions(results):
+    """Give the response its own descriptors for the file regions it sends.
+
+    A segment may be deleted (DeleteRecords, topic deletion) while the response is still being
+    written; a duplicated descriptor keeps the file readable until the send is done, and the
+    connection closes it afterwards (see connection.send_parts).
+    """
+    for t in results:
+        for p in t.partitions:
+            p.regions = [FileRegion(os.dup(r.fileno), r.position, r.length) for r in p.regions]
+    return results

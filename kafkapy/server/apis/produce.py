@@ -4,8 +4,9 @@ Each partition's records are validated and appended by the partition log: magic 
 lengths, record count, message.max.bytes (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD),
 idempotent-producer sequences (a retried duplicate gets its original offset; gaps
 OUT_OF_ORDER_SEQUENCE_NUMBER; stale epochs INVALID_PRODUCER_EPOCH). Offsets are assigned by
-rewriting the batch header in place. acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS for every
-partition). A missing topic is UNKNOWN_TOPIC_OR_PARTITION: Produce never creates topics. acks=0
+rewriting the batch header in place. A partition's data must be exactly one batch (else
+INVALID_RECORD). acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS for every partition).
+A missing topic is UNKNOWN_TOPIC_OR_PARTITION: Produce never creates topics. acks=0
 sends no response; if such a request fails, the connection is closed so the client notices, as
 Kafka does. With one replica per partition, acks=all is satisfied on append.
 """
@@ -17,6 +18,7 @@ import logging
 
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.record_batch import RecordBatchError
+from kafkapy.protocol.wire import INT32
 from kafkapy.storage.errors import StorageError
 
 from ..connection import CloseConnection
@@ -26,6 +28,7 @@ from ..responses import NO_RESPONSE, THROTTLE_NONE, build
 log = logging.getLogger("kafkapy.produce")
 
 VALID_ACKS = (-1, 0, 1)
+ONE_BATCH_ONLY = "Produce requests with version 3 and above must contain exactly one record batch"
 
 
 def _append(broker, topic: str, partition: int, records, now_ms: int):
@@ -38,6 +41,8 @@ def _append(broker, topic: str, partition: int, records, now_ms: int):
         return ErrorCode.not_leader_or_follower, -1, -1, -1, None
     if not records:
         return ErrorCode.corrupt_message, -1, -1, -1, "produce request without records"
+    if len(records) >= 12 and INT32.unpack_from(records, 8)[0] + 12 < len(records):
+        return ErrorCode.invalid_record, -1, -1, -1, ONE_BATCH_ONLY
     state = info.states.get(partition)
     epoch = state.leader_epoch if state else 0
     try:
