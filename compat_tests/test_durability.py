@@ -83,3 +83,34 @@ def test_kill_9_under_load_loses_nothing_acknowledged(broker):
     dupes = [v for v, n in counts.items() if n > 1]
     assert missing == [], f"{len(missing)} acknowledged records lost, e.g. {missing[:3]}"
     assert dupes == [], f"{len(dupes)} records duplicated, e.g. {dupes[:3]}"
+
+
+def test_torn_tail_is_truncated_on_restart(broker):
+    topic = "torn"
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
+    for i in range(100):
+        p.produce(topic, value=f"r{i}".encode())
+    assert p.flush(20) == 0
+    broker.kill()
+    log_file = broker.data_dir / "logs" / f"{topic}-0" / ("0" * 20 + ".log")
+    with open(log_file, "ab") as f:  # a batch header cut short, as a crash mid-write leaves
+        f.write(b"\x00" * 8 + b"\x00\x00\x01\x00" + b"\xde\xad")
+    (broker.data_dir / "logs" / f"{topic}-0" / ("0" * 20 + ".index")).unlink()
+    broker.start()
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
+    offsets = []
+    p.produce(topic, value=b"next", on_delivery=lambda err, msg: offsets.append(msg.offset()))
+    assert p.flush(20) == 0
+    assert offsets == [100]
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "torn",
+                  "enable.auto.commit": False})
+    c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    got = []
+    deadline = time.monotonic() + 20
+    while len(got) < 101 and time.monotonic() < deadline:
+        m = c.poll(0.5)
+        if m is not None:
+            assert m.error() is None
+            got.append(m.value())
+    c.close()
+    assert got == [f"r{i}".encode() for i in range(100)] + [b"next"]

@@ -165,3 +165,43 @@ def test_admin_describe_and_delete(broker):
         assert "to-delete" not in admin.list_topics()
     finally:
         admin.close()
+
+
+def test_log_append_time_topic(broker):
+    create_topic(broker.bootstrap, "lat", configs={"message.timestamp.type": "LogAppendTime"})
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
+    before = int(time.time() * 1000)
+    meta = producer.send("lat", b"v", timestamp_ms=1_000_000).get(timeout=10)
+    after = int(time.time() * 1000)
+    producer.close()
+    assert before - 5 <= meta.timestamp <= after + 5
+    (rec,) = consume_all(broker.bootstrap, TopicPartition("lat", 0), 1)
+    assert rec.timestamp_type == 1
+    assert rec.timestamp == meta.timestamp
+
+
+def test_topics_and_data_survive_restart(broker):
+    create_topic(broker.bootstrap, "kept", partitions=2)
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
+    for i in range(20):
+        producer.send("kept", f"a{i}".encode(), partition=i % 2)
+    producer.flush()
+    producer.close()
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    topic_id = admin.describe_topics(["kept"])[0].get("topic_id")
+    admin.close()
+
+    broker.restart()
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        desc = admin.describe_topics(["kept"])[0]
+        assert desc.get("topic_id") == topic_id
+        assert len(desc["partitions"]) == 2
+    finally:
+        admin.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
+    assert producer.send("kept", b"after", partition=0).get(timeout=10).offset == 10
+    producer.close()
+    recs = consume_all(broker.bootstrap, TopicPartition("kept", 0), 11)
+    assert [r.value for r in recs] == [f"a{i}".encode() for i in range(0, 20, 2)] + [b"after"]
