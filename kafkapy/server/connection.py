@@ -82,8 +82,19 @@ def decode_body(header: RequestHeader, frame: bytes) -> Any:
         reader = _readers[key] = _reader_for(*key)
     try:
         request, _size = reader(frame, header.body_offset)
-    except KeyError as e:  # kio refuses unknown tagged fields
-        raise CloseConnection(f"unsupported tagged field in request body: {e}") from None
+    except KeyError as e:
+        # kio refuses unknown tagged fields, which Kafka's rule says to skip: drop them from the
+        # body (kafkapy.protocol.tagged_fields) and decode again.
+        from kafkapy.protocol.tagged_fields import strip_unknown_tags
+
+        try:
+            body = strip_unknown_tags(load_request_schema(*key), frame, header.body_offset)
+            request, _size = reader(body, 0)
+        except Exception as e2:
+            raise CloseConnection(
+                f"request body does not decode: {e}; after dropping unknown tagged fields: "
+                f"{type(e2).__name__}: {e2}"
+            ) from None
     except Exception as e:
         raise CloseConnection(f"request body does not decode: {type(e).__name__}: {e}") from None
     return request
