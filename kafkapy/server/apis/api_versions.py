@@ -5,9 +5,13 @@ features are advertised or finalized: kafkapy implements none of the feature-gat
 (transactions v2, share groups, KRaft versions). A request for an unsupported ApiVersions version
 gets a v0-format reply with UNSUPPORTED_VERSION and ApiVersions' own supported range, as Kafka's
 broker does, so an old client can retry with a version we serve; the response header is always v0.
+From v3 the client software name and version must match Kafka's pattern (KIP-511), else
+INVALID_REQUEST.
 """
 
 from __future__ import annotations
+
+import re
 
 from kafkapy.protocol.api_table import served_apis
 from kafkapy.protocol.errors import ErrorCode
@@ -36,9 +40,30 @@ def unsupported_version_reply() -> bytes:
     )
 
 
+SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
+def _valid_software(request) -> bool:
+    """KIP-511: v3+ client software name and version must match Kafka's pattern."""
+    name = getattr(request, "client_software_name", None)
+    version = getattr(request, "client_software_version", None)
+    if name is None and version is None:
+        return True
+    return bool(SOFTWARE_NAME.fullmatch(name or "")) and bool(
+        SOFTWARE_NAME.fullmatch(version or "")
+    )
+
+
 @api("ApiVersions")
 async def handle(ctx, request):
     R = ctx.R
+    if not _valid_software(request):
+        return build(
+            R.ApiVersionsResponse,
+            error_code=ErrorCode.invalid_request,
+            api_keys=(),
+            throttle_time=THROTTLE_NONE,
+        )
     keys = tuple(
         R.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in advertised()
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..config_docs import TOPIC_CONFIG_DOCS
 from ..log_configs import TOPIC_CONFIGS, effective_topic_config
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
@@ -48,7 +49,7 @@ def topic_config_entries(broker, overrides):
     ]
 
 
-def _entries(R, rows, keys, include_synonyms):
+def _entries(R, rows, keys, include_synonyms, include_docs=False):
     out = []
     for name, value, source, synonyms, type_ in rows:
         if keys is not None and name not in keys:
@@ -71,7 +72,7 @@ def _entries(R, rows, keys, include_synonyms):
                 is_sensitive=False,
                 synonyms=syn,
                 config_type=CONFIG_TYPES.get(type_, 0),
-                documentation=None,
+                documentation=TOPIC_CONFIG_DOCS.get(name) if include_docs else None,
             )
         )
     return tuple(out)
@@ -111,7 +112,10 @@ async def handle(ctx, request):
                 )
             else:
                 rows = topic_config_entries(broker, info.configs)
-                configs = _entries(R, rows, keys, request.include_synonyms)
+                configs = _entries(
+                    R, rows, keys, request.include_synonyms,
+                    getattr(request, "include_documentation", False),
+                )
         elif res.resource_type == BROKER:
             if res.resource_name not in ("", str(broker.broker_id)):
                 error, message = (

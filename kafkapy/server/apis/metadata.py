@@ -73,7 +73,7 @@ async def handle(ctx, request):
     allow_auto = getattr(request, "allow_auto_topic_creation", True)
     live = broker.cluster.list_brokers()
     entries = []
-    if request.topics is None:
+    if request.topics is None or (ctx.version == 0 and not request.topics):  # v0: [] = all
         entries = [topic_entry(ctx, topics.get(n), live) for n in sorted(topics.by_name)]
     else:
         for t in request.topics:

@@ -1,0 +1,1020 @@
+"""Every served API at every served version, against one real broker: each request is built from
+kio's own schema for that version and each answer is checked for meaning, not just for decoding.
+
+The table comes from kafkapy.protocol.api_table.served_apis() (Produce from accept_min). Requests
+are built generically (`build`): fields are filled by name (topic names point at the pre-created
+topic "sweep", topic ids at its real id, partition indexes 0, ...) then by kafka_type, and each
+API's case overrides what it needs. The broker log is checked for "unexpected error" after every
+request and once more at the end of the module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import time
+import typing
+import uuid
+from functools import cache
+from typing import Any
+
+import pytest
+from kio.index import load_request_schema
+
+from kafkapy.protocol.api_table import served_apis
+from kafkapy.protocol.errors import ErrorCode as E
+from kafkapy.protocol.record_batch import Record, decode_records, encode_batch, iter_batches
+from kafkapy.testing import BrokerProcess
+
+from .rawclient import RawClient, encode_request
+
+SWEEP = "sweep"
+ZERO_UUID = uuid.UUID(int=0)
+NOW_MS = int(time.time() * 1000) - 60_000  # recent enough that retention never applies
+SEED = {0: 5, 1: 3}  # records written to each partition of "sweep" before the sweep
+SEED_TS_STEP = 10  # record i of a seed batch has timestamp NOW_MS + 10 * i
+RETENTION_OVERRIDE = "86400000"
+UNEXPECTED = "unexpected error"
+
+CASES = [
+    (name, v) for name, r in served_apis().items() for v in range(r.accept_min, r.max_version + 1)
+]
+
+
+# --------------------------------------------------------------------------- generic builder
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _entity_in(hint: Any) -> tuple[type | None, bool]:
+    """(entity class, is a tuple of them) for a field's type hint, or (None, False)."""
+    if dataclasses.is_dataclass(hint):
+        return hint, False
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is tuple and args and dataclasses.is_dataclass(args[0]):
+        return args[0], True
+    for a in args:  # X | None, tuple[X, ...] | None
+        cls, many = _entity_in(a)
+        if cls is not None:
+            return cls, many
+    return None, False
+
+
+def _nullable(hint: Any) -> bool:
+    return type(None) in typing.get_args(hint)
+
+
+_BY_TYPE: dict[str, Any] = {
+    "int8": 0,
+    "int16": 0,
+    "int32": 0,
+    "int64": 0,
+    "float64": 0.0,
+    "bool": False,
+    "string": SWEEP,
+    "timedelta_i32": datetime.timedelta(seconds=5),
+    "timedelta_i64": datetime.timedelta(seconds=5),
+    "datetime_i64": None,
+    "uuid": ZERO_UUID,
+    "bytes": b"",
+    "records": None,
+}
+
+
+def by_name(env: Env) -> dict[str, Any]:
+    """Values for fields (at any depth) that have no kio default, by field name."""
+    return {
+        "name": SWEEP,
+        "topic": SWEEP,
+        "topic_names": (SWEEP,),
+        "resource_name": SWEEP,
+        "resource_type": 2,
+        "topic_id": env.topic_id,
+        "transactional_id": None,
+        "partition_index": 0,
+        "partition": 0,
+        "index": 0,
+        "replica_id": -1,
+        "acks": -1,
+        "timestamp": -1,
+        "leader_epoch": 0,
+        "fetch_offset": 0,
+        "partition_max_bytes": 1 << 20,
+        "min_bytes": 1,
+        "max_wait": datetime.timedelta(milliseconds=100),
+        "timeout": datetime.timedelta(seconds=10),
+        "transaction_timeout": datetime.timedelta(seconds=60),
+        "num_partitions": 1,
+        "replication_factor": 1,
+        "count": 1,
+        "isolation_level": 0,
+        "forgotten_topics_data": [],
+        "assignments": [],
+        "configs": [],
+        "client_software_name": "kafkapy-sweep",
+        "client_software_version": "1.0",
+    }
+
+
+_MISSING = object()
+
+
+def _has_default(f: dataclasses.Field) -> bool:
+    return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+
+
+def build(cls: type, spec: dict[str, Any], env: Env, path: str = "") -> Any:
+    """Fill the dataclass `cls`: spec (by dotted path, then by bare name, at any depth), then
+    kio's default, then by_name(), then a value for the field's kafka_type. A nested entity list
+    given as a list of dicts builds one element per dict (each dict overriding the spec below it);
+    left unspecified it gets one element from defaults."""
+    names = by_name(env)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        hint = _hints(cls)[f.name]
+        key = path + f.name
+        val = spec.get(key, spec.get(f.name, _MISSING))
+        entity, many = _entity_in(hint)
+        if entity is not None:
+            if val is _MISSING:
+                if _has_default(f):
+                    continue
+                val = names.get(f.name, [{}] if many else {})
+            if val is None:
+                kwargs[f.name] = None
+            elif many:
+                items = val if isinstance(val, list | tuple) else [val]
+                kwargs[f.name] = tuple(
+                    item
+                    if dataclasses.is_dataclass(item)
+                    else build(entity, {**spec, **item}, env, key + ".")
+                    for item in items
+                )
+            else:
+                kwargs[f.name] = (
+                    val
+                    if dataclasses.is_dataclass(val)
+                    else build(entity, {**spec, **val}, env, key + ".")
+                )
+            continue
+        if val is _MISSING:
+            if _has_default(f):
+                continue
+            if f.name in names:
+                val = names[f.name]
+            elif _nullable(hint):
+                val = None
+            else:
+                val = _BY_TYPE[f.metadata["kafka_type"]]
+        kwargs[f.name] = val
+    return cls(**kwargs)
+
+
+def make(api: str, version: int, env: Env, **spec: Any) -> Any:
+    cls = load_request_schema(served_apis()[api].key, version)
+    return build(cls, spec, env)
+
+
+# --------------------------------------------------------------------------- environment
+
+
+@dataclasses.dataclass
+class Env:
+    broker: BrokerProcess
+    topic_id: uuid.UUID = ZERO_UUID
+    node_id: int = -1
+    cluster_id: str = ""
+    leader_epoch: int = 0
+    hw: dict[int, int] = dataclasses.field(default_factory=dict)  # expected HW of "sweep"
+    producer_ids: set[int] = dataclasses.field(default_factory=set)
+    log_mark: int = 0
+
+    def client(self) -> RawClient:
+        return RawClient(self.broker.bootstrap)
+
+    def request(self, entity: Any) -> Any:
+        with self.client() as c:
+            return c.request(entity)
+
+    def new_log(self) -> str:
+        """Broker log written since the previous call."""
+        text = self.broker.log_text()
+        new, self.log_mark = text[self.log_mark :], len(text)
+        return new
+
+
+def seed_records(partition: int, n: int) -> list[Record]:
+    return [
+        Record(
+            offset=i,
+            timestamp=NOW_MS + SEED_TS_STEP * i,
+            key=f"k{partition}-{i}".encode(),
+            value=f"seed-{partition}-{i}".encode(),
+            headers=[("h", b"1")],
+        )
+        for i in range(n)
+    ]
+
+
+def create_topic(env: Env, name: str, partitions: int = 1, configs: dict[str, str] | None = None):
+    resp = env.request(
+        make(
+            "CreateTopics",
+            7,
+            env,
+            topics=[
+                {
+                    "name": name,
+                    "num_partitions": partitions,
+                    "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()],
+                }
+            ],
+        )
+    )
+    (t,) = resp.topics
+    assert t.error_code == 0, (name, t)
+    return t.topic_id
+
+
+def produce(env: Env, topic: str, partition: int, records: list[Record], version: int = 9):
+    resp = env.request(
+        make(
+            "Produce",
+            version,
+            env,
+            topic_data=[
+                {
+                    "name": topic,
+                    "partition_data": [{"index": partition, "records": encode_batch(records)}],
+                }
+            ],
+        )
+    )
+    p = resp.responses[0].partition_responses[0]
+    assert p.error_code == 0, p
+    return p.base_offset
+
+
+def metadata12(env: Env, names: list[str]) -> Any:
+    return env.request(
+        make(
+            "Metadata",
+            12,
+            env,
+            topics=[{"name": n, "topic_id": None} for n in names],
+            allow_auto_topic_creation=False,
+            include_topic_authorized_operations=False,
+        )
+    )
+
+
+def list_offset(env: Env, topic: str, partition: int, ts: int, version: int = 7) -> Any:
+    resp = env.request(
+        make(
+            "ListOffsets",
+            version,
+            env,
+            isolation_level=0,
+            topics=[
+                {"name": topic, "partitions": [{"partition_index": partition, "timestamp": ts}]}
+            ],
+        )
+    )
+    return resp.topics[0].partitions[0]
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    proc = BrokerProcess(tmp_path_factory.mktemp("sweep-broker"))
+    proc.start()
+    e = Env(broker=proc)
+    try:
+        create_topic(e, SWEEP, 2, {"retention.ms": RETENTION_OVERRIDE})
+        for p, n in SEED.items():
+            assert produce(e, SWEEP, p, seed_records(p, n)) == 0
+            e.hw[p] = n
+        md = metadata12(e, [SWEEP])
+        (t,) = md.topics
+        assert t.error_code == 0 and t.topic_id not in (None, ZERO_UUID), t
+        e.topic_id = t.topic_id
+        e.node_id = md.brokers[0].node_id
+        e.cluster_id = md.cluster_id
+        e.leader_epoch = t.partitions[0].leader_epoch
+        e.new_log()
+        yield e
+    finally:
+        code = proc.stop()
+    assert code == 0, f"broker did not shut down cleanly (exit {code})"
+
+
+# --------------------------------------------------------------------------- per-API checks
+
+
+def ok(code: Any) -> bool:
+    return int(code) == 0
+
+
+def check_produce(env: Env, v: int) -> None:
+    recs = [
+        Record(offset=i, timestamp=NOW_MS + 1 + i, key=None, value=f"p{v}-{i}".encode(), headers=[])
+        for i in range(3)
+    ]
+    resp = env.request(
+        make(
+            "Produce",
+            v,
+            env,
+            topic_data=[{"partition_data": [{"index": 0, "records": encode_batch(recs)}]}],
+        )
+    )
+    (t,) = resp.responses
+    assert t.name == SWEEP
+    (p,) = t.partition_responses
+    assert p.index == 0
+    assert ok(p.error_code), p
+    assert p.base_offset == env.hw[0], f"base_offset {p.base_offset}, expected {env.hw[0]}"
+    env.hw[0] = p.base_offset + len(recs)
+    assert p.log_append_time is None, p  # -1: CreateTime topic
+    if v >= 5:
+        assert p.log_start_offset == 0, p
+    if v >= 8:
+        assert p.record_errors == () and p.error_message is None, p
+    # The records are readable at the offsets the broker gave them.
+    rows = [r for r in fetch_rows(env, 0, p.base_offset) if r.offset >= p.base_offset]
+    assert [(r.offset, r.value) for r in rows[:3]] == [
+        (p.base_offset + i, f"p{v}-{i}".encode()) for i in range(3)
+    ]
+    # acks=1 is answered like acks=-1; acks=0 gets no answer, and the connection goes on.
+    one = [Record(offset=0, timestamp=NOW_MS + 3, key=None, value=f"a1-{v}".encode())]
+    resp = env.request(
+        make(
+            "Produce",
+            v,
+            env,
+            acks=1,
+            topic_data=[{"partition_data": [{"records": encode_batch(one)}]}],
+        )
+    )
+    p = resp.responses[0].partition_responses[0]
+    assert ok(p.error_code) and p.base_offset == env.hw[0], p
+    env.hw[0] += 1
+    zero = [Record(offset=0, timestamp=NOW_MS + 3, key=None, value=f"a0-{v}".encode())]
+    with env.client() as c:
+        req = make(
+            "Produce",
+            v,
+            env,
+            acks=0,
+            topic_data=[{"partition_data": [{"records": encode_batch(zero)}]}],
+        )
+        c._corr += 1
+        c.send_frame(encode_request(req, c._corr))
+        resp = c.request(make("ApiVersions", 3, env))  # asserts the correlation id matches
+        assert ok(resp.error_code)
+    env.hw[0] += 1
+    assert list_offset(env, SWEEP, 0, -1).offset == env.hw[0]
+    # Errors: bad acks, an unknown topic, an unknown partition.
+    for spec, want in (
+        ({"acks": 2}, E.invalid_required_acks),
+        (
+            {"topic_data": [{"name": "sweep-absent", "partition_data": [{}]}]},
+            E.unknown_topic_or_partition,
+        ),
+        ({"topic_data": [{"partition_data": [{"index": 9}]}]}, E.unknown_topic_or_partition),
+    ):
+        resp = env.request(make("Produce", v, env, **{"records": encode_batch(one), **spec}))
+        p = resp.responses[0].partition_responses[0]
+        assert p.error_code == want, (spec, p)
+    assert list_offset(env, SWEEP, 0, -1).offset == env.hw[0]
+
+
+def fetch_rows(env: Env, partition: int, offset: int, topic: str = SWEEP) -> list[Record]:
+    resp = env.request(
+        make(
+            "Fetch",
+            12,
+            env,
+            topics=[
+                {"topic": topic, "partitions": [{"partition": partition, "fetch_offset": offset}]}
+            ],
+        )
+    )
+    p = resp.responses[0].partitions[0]
+    assert ok(p.error_code), p
+    return decode_all(p.records)
+
+
+def decode_all(records: bytes | None) -> list[Record]:
+    out: list[Record] = []
+    buf = records or b""
+    for pos, h in iter_batches(buf):
+        out += decode_records(buf[pos : pos + h.size])
+    return out
+
+
+def check_fetch(env: Env, v: int) -> None:
+    by_id = v >= 13
+    resp = env.request(
+        make(
+            "Fetch",
+            v,
+            env,
+            topics=[
+                {
+                    "partitions": [
+                        {"partition": 0, "fetch_offset": 0},
+                        {"partition": 1, "fetch_offset": 1},
+                    ]
+                }
+            ],
+        )
+    )
+    if v >= 7:
+        assert ok(resp.error_code), resp
+    (t,) = resp.responses
+    if by_id:
+        assert t.topic_id == env.topic_id
+    else:
+        assert t.topic == SWEEP
+    parts = {p.partition_index: p for p in t.partitions}
+    assert set(parts) == {0, 1}
+    for index, start in ((0, 0), (1, 1)):
+        p = parts[index]
+        assert ok(p.error_code), p
+        assert p.high_watermark == env.hw[index], (index, p.high_watermark, env.hw[index])
+        assert p.last_stable_offset == env.hw[index]
+        if v >= 5:
+            assert p.log_start_offset == 0
+        rows = decode_all(p.records)
+        offsets = [r.offset for r in rows if r.offset >= start]
+        assert offsets == list(range(start, env.hw[index])), (index, offsets)
+        seed = {r.offset: r for r in seed_records(index, SEED[index])}
+        for r in rows:
+            if r.offset in seed:
+                s = seed[r.offset]
+                assert (r.key, r.value, r.timestamp, r.headers) == (
+                    s.key,
+                    s.value,
+                    s.timestamp,
+                    s.headers,
+                )
+        assert p.aborted_transactions in ((), None)
+        if v >= 11:
+            assert p.preferred_read_replica == -1
+    # KIP-74: a limit smaller than the first batch still returns that whole batch.
+    resp = env.request(
+        make(
+            "Fetch",
+            v,
+            env,
+            max_bytes=1,
+            topics=[{"partitions": [{"partition": 0, "partition_max_bytes": 1}]}],
+        )
+    )
+    p = resp.responses[0].partitions[0]
+    assert ok(p.error_code), p
+    rows = decode_all(p.records)
+    assert rows and rows[0].offset == 0 and rows[0].value == b"seed-0-0", rows
+    # At the high watermark: an empty answer after max_wait; past it: OFFSET_OUT_OF_RANGE.
+    for offset, want in ((env.hw[0], E.none), (env.hw[0] + 1, E.offset_out_of_range)):
+        resp = env.request(
+            make("Fetch", v, env, topics=[{"partitions": [{"fetch_offset": offset}]}])
+        )
+        p = resp.responses[0].partitions[0]
+        assert (p.error_code, p.high_watermark) == (want, env.hw[0]), (offset, p)
+        assert not p.records
+    # read_committed sees the same records (no transactions): the LSO is the high watermark.
+    resp = env.request(make("Fetch", v, env, isolation_level=1))
+    p = resp.responses[0].partitions[0]
+    assert ok(p.error_code) and p.last_stable_offset == env.hw[0], p
+    assert [r.offset for r in decode_all(p.records)] == list(range(env.hw[0]))
+    # An unknown partition of a known topic.
+    resp = env.request(make("Fetch", v, env, topics=[{"partitions": [{"partition": 7}]}]))
+    assert resp.responses[0].partitions[0].error_code == E.unknown_topic_or_partition
+    if v >= 7:  # a full fetch that asks for a session (epoch 0) is served, session or not
+        resp = env.request(make("Fetch", v, env, session_id=0, session_epoch=0))
+        assert ok(resp.error_code) and resp.session_id >= 0, resp
+        p = resp.responses[0].partitions[0]
+        assert ok(p.error_code) and p.high_watermark == env.hw[0], p
+    # An unknown topic is refused per partition, by name or by id as the version uses.
+    unknown = {"topic_id": uuid.uuid4()} if by_id else {"topic": "sweep-no-such-topic"}
+    resp = env.request(
+        make("Fetch", v, env, topics=[{**unknown, "partitions": [{"partition": 0}]}])
+    )
+    p = resp.responses[0].partitions[0]
+    assert p.error_code == (E.unknown_topic_id if by_id else E.unknown_topic_or_partition), p
+
+
+def check_list_offsets(env: Env, v: int) -> None:
+    hw = env.hw[0]
+    epoch = env.leader_epoch
+
+    def one(ts: int):
+        p = list_offset(env, SWEEP, 0, ts, version=v)
+        assert p.partition_index == 0 and ok(p.error_code), (ts, p)
+        if v >= 4:
+            if p.offset >= 0:
+                assert p.leader_epoch == epoch, (ts, p)
+        return p.timestamp, p.offset
+
+    assert one(-2) == (-1, 0)
+    assert one(-1) == (-1, hw)
+    # The first record at or after a real timestamp: seed record 2 has NOW_MS + 20.
+    assert one(NOW_MS + 15) == (NOW_MS + 20, 2)
+    assert one(NOW_MS) == (NOW_MS, 0)
+    assert one(NOW_MS + 10**9) == (-1, -1)
+    if v >= 7:  # max timestamp: the last seed record (produced records are older)
+        last = SEED[0] - 1
+        assert one(-3) == (NOW_MS + SEED_TS_STEP * last, last)
+    if v >= 8:
+        assert one(-4) == (-1, 0)
+    # Partition 1 too, in the same request as partition 0.
+    resp = env.request(
+        make(
+            "ListOffsets",
+            v,
+            env,
+            isolation_level=0,
+            topics=[
+                {
+                    "partitions": [
+                        {"partition_index": 0, "timestamp": -1},
+                        {"partition_index": 1, "timestamp": -1},
+                    ]
+                }
+            ],
+        )
+    )
+    (t,) = resp.topics
+    assert t.name == SWEEP
+    got = {p.partition_index: (int(p.error_code), p.offset) for p in t.partitions}
+    assert got == {0: (0, env.hw[0]), 1: (0, env.hw[1])}
+    if v >= 2:  # read_committed: the last stable offset, equal to the HW without transactions
+        resp = env.request(
+            make(
+                "ListOffsets",
+                v,
+                env,
+                isolation_level=1,
+                topics=[{"partitions": [{"partition_index": 0, "timestamp": -1}]}],
+            )
+        )
+        p = resp.topics[0].partitions[0]
+        assert (p.error_code, p.offset) == (E.none, env.hw[0]), p
+    p = list_offset(env, SWEEP, 9, -1, version=v)
+    assert p.error_code == E.unknown_topic_or_partition, p
+
+
+def check_metadata(env: Env, v: int) -> None:
+    topic = {"name": SWEEP, "topic_id": None} if v >= 10 else {"name": SWEEP}
+    spec: dict[str, Any] = {"topics": [topic]}
+    if v >= 4:
+        spec["allow_auto_topic_creation"] = False
+    if v >= 8:
+        spec["include_topic_authorized_operations"] = False
+    if 8 <= v <= 10:
+        spec["include_cluster_authorized_operations"] = False
+    resp = env.request(make("Metadata", v, env, **spec))
+    host, port = env.broker.bootstrap.rsplit(":", 1)
+    assert [(b.node_id, b.host, b.port) for b in resp.brokers] == [(env.node_id, host, int(port))]
+    if v >= 1:
+        assert resp.controller_id == env.node_id
+    if v >= 2:
+        assert resp.cluster_id == env.cluster_id and env.cluster_id
+    if v >= 13:
+        assert ok(resp.error_code)
+    (t,) = resp.topics
+    assert ok(t.error_code) and t.name == SWEEP, t
+    if v >= 1:
+        assert t.is_internal is False
+    if v >= 10:
+        assert t.topic_id == env.topic_id and t.topic_id != ZERO_UUID
+    assert sorted(p.partition_index for p in t.partitions) == [0, 1]
+    for p in t.partitions:
+        assert ok(p.error_code)
+        assert p.leader_id == env.node_id
+        assert tuple(p.replica_nodes) == (env.node_id,) and tuple(p.isr_nodes) == (env.node_id,)
+        if v >= 5:
+            assert tuple(p.offline_replicas) == ()
+        if v >= 7:
+            assert p.leader_epoch == env.leader_epoch
+    if v == 0:  # v0: an empty list means all topics
+        resp = env.request(make("Metadata", 0, env, topics=[]))
+        assert SWEEP in {t.name for t in resp.topics}, resp.topics
+    if v >= 12:  # by id, without a name
+        resp = env.request(
+            make(
+                "Metadata", v, env, **{**spec, "topics": [{"name": None, "topic_id": env.topic_id}]}
+            )
+        )
+        (t,) = resp.topics
+        assert ok(t.error_code) and t.name == SWEEP and t.topic_id == env.topic_id, t
+        unknown = uuid.uuid4()
+        resp = env.request(
+            make("Metadata", v, env, **{**spec, "topics": [{"name": None, "topic_id": unknown}]})
+        )
+        (t,) = resp.topics
+        assert t.error_code == E.unknown_topic_id and t.topic_id == unknown, t
+    if v >= 4:  # no auto-creation when refused
+        resp = env.request(
+            make("Metadata", v, env, **{**spec, "topics": [{**topic, "name": "sweep-absent"}]})
+        )
+        (t,) = resp.topics
+        assert t.error_code == E.unknown_topic_or_partition and t.name == "sweep-absent", t
+    if v >= 1:  # null list: all topics
+        resp = env.request(make("Metadata", v, env, **{**spec, "topics": None}))
+        assert SWEEP in {t.name for t in resp.topics}
+
+
+def check_api_versions(env: Env, v: int) -> None:
+    resp = env.request(make("ApiVersions", v, env))
+    assert ok(resp.error_code), resp
+    got = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
+    want = {r.key: (r.min_version, r.max_version) for r in served_apis().values()}
+    assert got == want
+    if v >= 3:  # KIP-511: a client software name that breaks the pattern is INVALID_REQUEST
+        resp = env.request(make("ApiVersions", v, env, client_software_name="bad name!"))
+        assert resp.error_code == E.invalid_request, resp
+
+
+def check_create_topics(env: Env, v: int) -> None:
+    name = f"sweep-ct-v{v}"
+    resp = env.request(
+        make(
+            "CreateTopics",
+            v,
+            env,
+            validate_only=False,
+            topics=[
+                {
+                    "name": name,
+                    "num_partitions": 3,
+                    "configs": [{"name": "retention.ms", "value": "3600000"}],
+                },
+                {"name": SWEEP, "num_partitions": 1},
+            ],
+        )
+    )
+    res = {t.name: t for t in resp.topics}
+    t = res[name]
+    assert ok(t.error_code), t
+    if v >= 5:
+        assert (t.num_partitions, t.replication_factor) == (3, 1)
+        cfg = {c.name: c for c in t.configs}
+        assert cfg["retention.ms"].value == "3600000" and cfg["retention.ms"].config_source == 1
+    if v >= 7:
+        assert t.topic_id not in (None, ZERO_UUID)
+    assert res[SWEEP].error_code == E.topic_already_exists
+    (m,) = metadata12(env, [name]).topics
+    assert ok(m.error_code) and len(m.partitions) == 3
+    if v >= 7:
+        assert m.topic_id == t.topic_id
+    if v >= 4:  # -1 partitions / replication factor: the broker's defaults
+        dflt = f"sweep-ct-default-v{v}"
+        resp = env.request(
+            make(
+                "CreateTopics",
+                v,
+                env,
+                validate_only=False,
+                topics=[{"name": dflt, "num_partitions": -1, "replication_factor": -1}],
+            )
+        )
+        (t,) = resp.topics
+        assert ok(t.error_code), t
+        if v >= 5:
+            assert (t.num_partitions, t.replication_factor) == (1, 1), t
+        (m,) = metadata12(env, [dflt]).topics
+        assert ok(m.error_code) and len(m.partitions) == 1
+    # validate_only creates nothing.
+    dry = f"sweep-ct-dry-v{v}"
+    resp = env.request(
+        make(
+            "CreateTopics", v, env, validate_only=True, topics=[{"name": dry, "num_partitions": 2}]
+        )
+    )
+    assert ok(resp.topics[0].error_code), resp.topics[0]
+    (m,) = metadata12(env, [dry]).topics
+    assert m.error_code == E.unknown_topic_or_partition
+
+
+def check_delete_topics(env: Env, v: int) -> None:
+    name = f"sweep-dt-v{v}"
+    tid = create_topic(env, name)
+    if v >= 6:
+        req = make("DeleteTopics", v, env, topics=[{"name": None, "topic_id": tid}])
+    else:
+        req = make("DeleteTopics", v, env, topic_names=(name,))
+    (r,) = env.request(req).responses
+    assert ok(r.error_code), r
+    assert r.name == name
+    if v >= 6:
+        assert r.topic_id == tid
+    (m,) = metadata12(env, [name]).topics
+    assert m.error_code == E.unknown_topic_or_partition, m
+    # Deleting it again: unknown.
+    if v >= 6:
+        req = make("DeleteTopics", v, env, topics=[{"name": None, "topic_id": tid}])
+        want = E.unknown_topic_id
+    else:
+        req = make("DeleteTopics", v, env, topic_names=(name,))
+        want = E.unknown_topic_or_partition
+    (r,) = env.request(req).responses
+    assert r.error_code == want, r
+    if v >= 6:  # v6 by name (null id)
+        other = f"sweep-dt-name-v{v}"
+        other_id = create_topic(env, other)
+        req = make("DeleteTopics", v, env, topics=[{"name": other, "topic_id": None}])
+        (r,) = env.request(req).responses
+        assert ok(r.error_code) and r.name == other and r.topic_id == other_id, r
+    # "sweep" is untouched.
+    assert ok(metadata12(env, [SWEEP]).topics[0].error_code)
+
+
+def check_delete_records(env: Env, v: int) -> None:
+    name = f"sweep-dr-v{v}"
+    create_topic(env, name)
+    produce(env, name, 0, seed_records(0, 10))
+
+    def delete(offset: int):
+        resp = env.request(
+            make(
+                "DeleteRecords",
+                v,
+                env,
+                topics=[{"name": name, "partitions": [{"partition_index": 0, "offset": offset}]}],
+            )
+        )
+        (t,) = resp.topics
+        assert t.name == name
+        (p,) = t.partitions
+        assert p.partition_index == 0 and ok(p.error_code), p
+        return p.low_watermark
+
+    assert delete(4) == 4
+    p = list_offset(env, name, 0, -2)
+    assert (p.offset, int(p.error_code)) == (4, 0)
+    # Whole batches are served, so records before the fetch offset may come along.
+    rows = fetch_rows(env, 0, 4, topic=name)
+    assert [r.offset for r in rows if r.offset >= 4] == list(range(4, 10))
+    resp = env.request(
+        make("Fetch", 12, env, topics=[{"topic": name, "partitions": [{"fetch_offset": 0}]}])
+    )
+    p = resp.responses[0].partitions[0]
+    assert (p.error_code, p.log_start_offset) == (E.offset_out_of_range, 4), p
+    assert delete(-1) == 10  # -1: up to the high watermark
+    assert list_offset(env, name, 0, -2).offset == 10
+    # Beyond the high watermark: OFFSET_OUT_OF_RANGE.
+    resp = env.request(
+        make("DeleteRecords", v, env, topics=[{"name": name, "partitions": [{"offset": 11}]}])
+    )
+    assert resp.topics[0].partitions[0].error_code == E.offset_out_of_range
+
+
+def check_init_producer_id(env: Env, v: int) -> None:
+    resp = env.request(make("InitProducerId", v, env))
+    assert ok(resp.error_code), resp
+    assert resp.producer_id >= 0 and resp.producer_epoch == 0, resp
+    assert resp.producer_id not in env.producer_ids
+    env.producer_ids.add(resp.producer_id)
+    # The id works for an idempotent produce.
+    rec = [Record(offset=0, timestamp=NOW_MS + 2, key=None, value=f"idem-{v}".encode())]
+    batch = encode_batch(rec, producer_id=resp.producer_id, producer_epoch=0, base_sequence=0)
+    pr = env.request(
+        make("Produce", 9, env, topic_data=[{"partition_data": [{"index": 1, "records": batch}]}])
+    )
+    p = pr.responses[0].partition_responses[0]
+    assert ok(p.error_code) and p.base_offset == env.hw[1], p
+    env.hw[1] += 1
+    # A transactional id is refused (no coordinator), not crashed on.
+    resp = env.request(make("InitProducerId", v, env, transactional_id="sweep-txn"))
+    assert resp.error_code == E.coordinator_not_available and resp.producer_id == -1
+
+
+def check_offset_for_leader_epoch(env: Env, v: int) -> None:
+    resp = env.request(
+        make(
+            "OffsetForLeaderEpoch",
+            v,
+            env,
+            topics=[
+                {
+                    "partitions": [
+                        {"partition": 0, "leader_epoch": 0},
+                        {
+                            "partition": 1,
+                            "leader_epoch": 0,
+                            "current_leader_epoch": env.leader_epoch,
+                        },
+                    ]
+                }
+            ],
+        )
+    )
+    (t,) = resp.topics
+    assert t.topic == SWEEP
+    got = {p.partition: (int(p.error_code), p.leader_epoch, p.end_offset) for p in t.partitions}
+    assert env.leader_epoch == 0
+    assert got == {0: (0, 0, env.hw[0]), 1: (0, 0, env.hw[1])}
+    # A current epoch newer than the leader's is UNKNOWN_LEADER_EPOCH; an epoch newer than any
+    # in the log answers UNDEFINED (-1, -1) with no error.
+    resp = env.request(
+        make(
+            "OffsetForLeaderEpoch",
+            v,
+            env,
+            topics=[
+                {"partitions": [{"partition": 0, "current_leader_epoch": env.leader_epoch + 5}]}
+            ],
+        )
+    )
+    assert resp.topics[0].partitions[0].error_code == E.unknown_leader_epoch
+    resp = env.request(
+        make(
+            "OffsetForLeaderEpoch",
+            v,
+            env,
+            topics=[{"partitions": [{"partition": 0, "leader_epoch": env.leader_epoch + 5}]}],
+        )
+    )
+    p = resp.topics[0].partitions[0]
+    assert (p.error_code, p.leader_epoch, p.end_offset) == (E.none, -1, -1), p
+    # An unknown partition.
+    resp = env.request(
+        make("OffsetForLeaderEpoch", v, env, topics=[{"partitions": [{"partition": 9}]}])
+    )
+    assert resp.topics[0].partitions[0].error_code == E.unknown_topic_or_partition
+
+
+def check_describe_configs(env: Env, v: int) -> None:
+    spec: dict[str, Any] = {"include_synonyms": True}
+    if v >= 3:
+        spec["include_documentation"] = False
+    resp = env.request(make("DescribeConfigs", v, env, resources=[{"resource_type": 2}], **spec))
+    (r,) = resp.results
+    assert ok(r.error_code), r
+    assert (r.resource_type, r.resource_name) == (2, SWEEP)
+    cfg = {c.name: c for c in r.configs}
+    assert {"retention.ms", "cleanup.policy", "segment.bytes"} <= set(cfg)
+    ret = cfg["retention.ms"]
+    assert (ret.value, ret.config_source, ret.is_sensitive) == (RETENTION_OVERRIDE, 1, False)
+    assert (
+        ret.synonyms and ret.synonyms[0].source == 1 and ret.synonyms[0].value == RETENTION_OVERRIDE
+    )
+    assert cfg["cleanup.policy"].value == "delete"
+    assert cfg["cleanup.policy"].config_source in (4, 5)
+    if v >= 3:
+        assert ret.config_type == 5  # LONG
+    # Only the keys asked for; a broker resource; an unknown topic.
+    resp = env.request(
+        make(
+            "DescribeConfigs",
+            v,
+            env,
+            resources=[
+                {"resource_type": 2, "configuration_keys": ("retention.ms",)},
+                {"resource_type": 4, "resource_name": str(env.node_id), "configuration_keys": None},
+                {"resource_type": 2, "resource_name": "sweep-absent", "configuration_keys": None},
+            ],
+            **spec,
+        )
+    )
+    topic_r, broker_r, absent_r = resp.results
+    assert ok(topic_r.error_code) and [c.name for c in topic_r.configs] == ["retention.ms"]
+    assert ok(broker_r.error_code) and broker_r.configs, broker_r
+    assert absent_r.error_code == E.unknown_topic_or_partition
+    # Without include_synonyms there are none.
+    spec["include_synonyms"] = False
+    resp = env.request(make("DescribeConfigs", v, env, resources=[{"resource_type": 2}], **spec))
+    assert resp.results[0].configs and all(c.synonyms == () for c in resp.results[0].configs)
+    if v >= 3:  # include_documentation: Kafka answers each topic config's documentation
+        spec["include_documentation"] = True
+        resp = env.request(
+            make(
+                "DescribeConfigs",
+                v,
+                env,
+                resources=[{"resource_type": 2, "configuration_keys": ("retention.ms",)}],
+                **spec,
+            )
+        )
+        (c,) = resp.results[0].configs
+        assert c.documentation, c
+
+
+def check_create_partitions(env: Env, v: int) -> None:
+    name = "sweep-cp"
+    (m,) = metadata12(env, [name]).topics
+    if int(m.error_code) == 3:
+        create_topic(env, name)
+        (m,) = metadata12(env, [name]).topics
+    before = len(m.partitions)
+    resp = env.request(
+        make(
+            "CreatePartitions",
+            v,
+            env,
+            validate_only=False,
+            topics=[{"name": name, "count": before + 1, "assignments": None}],
+        )
+    )
+    (r,) = resp.results
+    assert r.name == name and ok(r.error_code), r
+    (m,) = metadata12(env, [name]).topics
+    assert sorted(p.partition_index for p in m.partitions) == list(range(before + 1))
+    # The new partition is writable.
+    assert produce(env, name, before, seed_records(before, 2)) == 0
+    # Not growing: INVALID_PARTITIONS.
+    resp = env.request(
+        make(
+            "CreatePartitions",
+            v,
+            env,
+            validate_only=False,
+            topics=[{"name": name, "count": before + 1, "assignments": None}],
+        )
+    )
+    assert resp.results[0].error_code == E.invalid_partitions
+    # validate_only changes nothing; an unknown topic.
+    resp = env.request(
+        make(
+            "CreatePartitions",
+            v,
+            env,
+            validate_only=True,
+            topics=[{"name": name, "count": before + 5, "assignments": None}],
+        )
+    )
+    assert ok(resp.results[0].error_code), resp
+    assert len(metadata12(env, [name]).topics[0].partitions) == before + 1
+    resp = env.request(
+        make(
+            "CreatePartitions",
+            v,
+            env,
+            validate_only=False,
+            topics=[{"name": "sweep-absent", "count": 2, "assignments": None}],
+        )
+    )
+    assert resp.results[0].error_code == E.unknown_topic_or_partition
+
+
+def check_describe_cluster(env: Env, v: int) -> None:
+    spec: dict[str, Any] = {"include_cluster_authorized_operations": False}
+    if v >= 1:
+        spec["endpoint_type"] = 1
+    if v >= 2:
+        spec["include_fenced_brokers"] = True
+    resp = env.request(make("DescribeCluster", v, env, **spec))
+    assert ok(resp.error_code), resp
+    assert resp.cluster_id == env.cluster_id
+    assert resp.controller_id == env.node_id
+    host, port = env.broker.bootstrap.rsplit(":", 1)
+    assert [(b.broker_id, b.host, b.port) for b in resp.brokers] == [(env.node_id, host, int(port))]
+    if v >= 1:
+        assert resp.endpoint_type == 1
+    if v >= 2:
+        assert resp.brokers[0].is_fenced is False
+    if v >= 1:  # a broker refuses the controllers' endpoint type
+        resp = env.request(make("DescribeCluster", v, env, **{**spec, "endpoint_type": 2}))
+        assert resp.error_code == E.unsupported_endpoint_type, resp
+
+
+CHECKS = {
+    "Produce": check_produce,
+    "Fetch": check_fetch,
+    "ListOffsets": check_list_offsets,
+    "Metadata": check_metadata,
+    "ApiVersions": check_api_versions,
+    "CreateTopics": check_create_topics,
+    "DeleteTopics": check_delete_topics,
+    "DeleteRecords": check_delete_records,
+    "InitProducerId": check_init_producer_id,
+    "OffsetForLeaderEpoch": check_offset_for_leader_epoch,
+    "DescribeConfigs": check_describe_configs,
+    "CreatePartitions": check_create_partitions,
+    "DescribeCluster": check_describe_cluster,
+}
+
+
+def test_every_served_api_has_a_check():
+    assert set(CHECKS) == set(served_apis())
+
+
+@pytest.mark.parametrize(("api", "version"), CASES, ids=[f"{a}-v{v}" for a, v in CASES])
+def test_version(env, api, version):
+    try:
+        CHECKS[api](env, version)
+    finally:
+        new = env.new_log()
+        bad = [line for line in new.splitlines() if UNEXPECTED in line]
+        assert not bad, f"broker logged an unexpected error for {api} v{version}:\n{new[-4000:]}"
+
+
+def test_broker_log_has_no_unexpected_errors(env):
+    text = env.broker.log_text()
+    assert UNEXPECTED not in text, text[-4000:]
