@@ -106,7 +106,7 @@ def test_sequential_names(store: EmbeddedStore) -> None:
     assert first == "/q/item_0000000001"
     assert second == "/q/item_0000000002"
     store.delete(second)
-    assert store.create("/q/item_", sequential=True) == "/q/item_0000000004"
+    assert store.create("/q/item_", sequential=True) == "/q/item_0000000003"
 
 
 def test_ephemeral_rules(store: EmbeddedStore) -> None:

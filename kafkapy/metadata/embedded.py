@@ -292,7 +292,8 @@ class EmbeddedStore(MetadataStore):
                 f"ephemeral znode {parent} cannot have children", path
             )
         if op.sequential:
-            path = sequential_name(path, prow.cversion)
+            # ZooKeeper numbers by child creations; cversion also counts deletions
+            path = sequential_name(path, (prow.cversion + self._num_children(parent)) // 2)
         if self._row(path) is not None:
             raise NodeExistsError(f"znode {path} already exists", path)
         now = _now_ms()

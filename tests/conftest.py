@@ -1,0 +1,37 @@
+"""Shared fixtures: real ZooKeeper servers (Debian's zookeeper package), stopped after use."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkapy.testing_zk import ZooKeeperEnsemble, ZooKeeperServer
+
+
+@pytest.fixture
+def zookeeper(tmp_path):
+    """A standalone ZooKeeper server of this test's own on a free loopback port."""
+    server = ZooKeeperServer(tmp_path / "zookeeper")
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def zookeeper_shared(tmp_path_factory):
+    """One ZooKeeper server for a whole test module (isolate tests with a chroot each)."""
+    server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper"))
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def zk_ensemble(tmp_path):
+    """A three-server ZooKeeper ensemble on loopback ports; nodes can be stopped and started."""
+    ensemble = ZooKeeperEnsemble(tmp_path / "ensemble", 3)
+    try:
+        yield ensemble.start()
+    finally:
+        ensemble.stop()
