@@ -3,6 +3,6 @@
 # the whole test suite: unit tests (tests/) and real clients against a real broker (compat_tests/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/bootstrap.sh --system
+scripts/bootstrap.sh --tests
 .venv/bin/ruff check kafkapy tests compat_tests benchmarks
 exec .venv/bin/python -m pytest -q "$@"
