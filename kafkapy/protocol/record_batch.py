@@ -39,6 +39,7 @@ CODEC_MASK = 0x07
 TIMESTAMP_TYPE_BIT = 0x08
 TRANSACTIONAL_BIT = 0x10
 CONTROL_BIT = 0x20
+DELETE_HORIZON_BIT = 0x40  # KIP-534: baseTimestamp holds the delete horizon of the batch
 CREATE_TIME = 0
 LOG_APPEND_TIME = 1
 
@@ -125,6 +126,11 @@ class BatchHeader:
         return bool(self.attributes & CONTROL_BIT)
 
     @property
+    def delete_horizon_ms(self) -> int | None:
+        """The KIP-534 delete horizon the cleaner stamped on this batch, if any."""
+        return self.base_timestamp if self.attributes & DELETE_HORIZON_BIT else None
+
+    @property
     def timestamp_type(self) -> int:
         return LOG_APPEND_TIME if self.attributes & TIMESTAMP_TYPE_BIT else CREATE_TIME
 
@@ -185,8 +191,9 @@ def _varint(b: Buffer, pos: int) -> tuple[int, int]:
             raise CorruptRecordError("varint is too long")
 
 
-def _walk_records(b: Buffer, pos: int, end: int, count: int) -> None:
-    """Check that ``count`` records with offset deltas 0..count-1 exactly fill b[pos:end]."""
+def _walk_records(b: Buffer, pos: int, end: int, count: int, require_keys: bool = False) -> None:
+    """Check that ``count`` records with offset deltas 0..count-1 exactly fill b[pos:end]
+    (and, with ``require_keys``, that every record has a non-null key)."""
     i = 0
     try:
         while pos < end:
@@ -224,6 +231,8 @@ def _walk_records(b: Buffer, pos: int, end: int, count: int) -> None:
                 pos += klen
             elif klen < -1:
                 raise CorruptRecordError("invalid key length")
+            elif klen == -1 and require_keys:
+                raise InvalidRecordError("Compacted topic cannot accept message without key.")
             v = b[pos]
             if v < 0x80:
                 pos += 1
@@ -284,8 +293,10 @@ def validate_batches(
     max_batch_size: int,
     allow_control: bool = False,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED,
+    require_keys: bool = False,
 ) -> list[BatchHeader]:
-    """Validate produced batches as Kafka's LogValidator does; return their headers."""
+    """Validate produced batches as Kafka's LogValidator does; return their headers.
+    ``require_keys``: the topic is compacted, records without a key are INVALID_RECORD."""
     n = len(buf)
     if n == 0:
         raise InvalidRecordError("no record batches")
@@ -320,7 +331,7 @@ def validate_batches(
         if h.codec > 4:
             raise CorruptRecordError(f"unknown compression codec {h.codec}")
         data, start, end = _records_section(buf, pos, h, max_decompressed_size)
-        _walk_records(data, start, end, count)
+        _walk_records(data, start, end, count, require_keys)
         headers.append(h)
         pos += size
     return headers
@@ -440,12 +451,15 @@ def encode_batch(
     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
     keep_offsets: bool = False,
     last_offset_delta: int | None = None,
+    delete_horizon_ms: int | None = None,
 ) -> bytes:
     """Write one magic-2 batch. Offset deltas are 0..n-1, or ``record.offset - base_offset``
-    with ``keep_offsets`` (the cleaner keeps original offsets, leaving gaps)."""
+    with ``keep_offsets`` (the cleaner keeps original offsets, leaving gaps). With
+    ``delete_horizon_ms`` the batch carries the delete horizon in baseTimestamp (KIP-534) and
+    record timestamp deltas are relative to it, so record timestamps are unchanged."""
     if not records:
         raise ValueError("a record batch needs at least one record")
-    base_ts = records[0].timestamp
+    base_ts = records[0].timestamp if delete_horizon_ms is None else delete_horizon_ms
     max_ts = max(r.timestamp for r in records)
     deltas = [r.offset - base_offset for r in records] if keep_offsets else range(len(records))
     raw = b"".join(_encode_record(r, d, base_ts) for r, d in zip(records, deltas, strict=True))
@@ -460,6 +474,8 @@ def encode_batch(
         attributes |= TRANSACTIONAL_BIT
     if is_control:
         attributes |= CONTROL_BIT
+    if delete_horizon_ms is not None:
+        attributes |= DELETE_HORIZON_BIT
     lod = deltas[-1] if last_offset_delta is None else last_offset_delta
     header = bytearray(
         _HEADER.pack(
@@ -481,3 +497,29 @@ def encode_batch(
     batch = header + raw
     _UINT32.pack_into(batch, 17, crc32c(memoryview(batch)[CRC_START:]))
     return bytes(batch)
+
+
+def encode_empty_batch(h: BatchHeader, *, last_offset_delta: int | None = None) -> bytes:
+    """A batch with ``h``'s header fields and no records: what the cleaner keeps when it removes
+    every record of a producer's last batch, so the producer's sequence state survives."""
+    attributes = h.attributes & ~DELETE_HORIZON_BIT
+    lod = h.last_offset_delta if last_offset_delta is None else last_offset_delta
+    header = bytearray(
+        _HEADER.pack(
+            h.base_offset,
+            BATCH_HEADER_SIZE - LOG_OVERHEAD,
+            h.partition_leader_epoch,
+            MAGIC,
+            0,
+            attributes,
+            lod,
+            h.max_timestamp,
+            h.max_timestamp,
+            h.producer_id,
+            h.producer_epoch,
+            h.base_sequence,
+            0,
+        )
+    )
+    _UINT32.pack_into(header, 17, crc32c(memoryview(header)[CRC_START:]))
+    return bytes(header)

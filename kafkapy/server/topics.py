@@ -18,7 +18,7 @@ from kafkapy.metadata.names import validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.storage.log import PartitionLog
 
-from .log_configs import log_config_for, validate_topic_config
+from .log_configs import apply_log_configs, log_config_for_broker, validate_topic_configs
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -53,7 +53,7 @@ class TopicRegistry:
         self.by_id[info.topic_id] = info
 
     def _open_logs(self, info: TopicInfo) -> None:
-        cfg = log_config_for(self.broker.broker_props, info.configs)
+        cfg = log_config_for_broker(self.broker, info.configs)
         for p, replicas in info.partitions.items():
             if self.broker.broker_id in replicas:
                 self.broker.logs.create_log(info.name, p, info.topic_id, cfg)
@@ -145,10 +145,9 @@ class TopicRegistry:
                 p: [brokers[(p + i) % len(brokers)] for i in range(replication_factor)]
                 for p in range(num_partitions)
             }
-        for key, value in configs.items():
-            msg = validate_topic_config(key, value)
-            if msg is not None:
-                raise TopicError(ErrorCode.invalid_config, msg)
+        msg = validate_topic_configs(configs)
+        if msg is not None:
+            raise TopicError(ErrorCode.invalid_config, msg)
         return num_partitions, replication_factor, assignment
 
     def _collision(self, name: str) -> str | None:
@@ -254,3 +253,4 @@ class TopicRegistry:
         updated = self.broker.cluster.get_topic(name)
         if updated is not None:
             self._remember(updated)
+            apply_log_configs(self.broker, [name])

@@ -4,6 +4,8 @@ producer state and leader-epoch history. Directory ``<log.dir>/<topic>-<partitio
 from __future__ import annotations
 
 import bisect
+import os
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +13,13 @@ from pathlib import Path
 from kafkapy.protocol.record_batch import (
     BatchHeader,
     CorruptRecordError,
+    RecordBatchError,
+    RecordTooLargeError,
     assign_offsets_in_place,
+    decode_records,
+    encode_batch,
+    iter_batches,
+    parse_batch_header,
     validate_batches,
 )
 from kafkapy.storage.checkpoints import (
@@ -25,9 +33,19 @@ from kafkapy.storage.errors import InconsistentTopicIdError, OffsetOutOfRangeErr
 from kafkapy.storage.index import CorruptIndexError
 from kafkapy.storage.leader_epoch import LeaderEpochCache
 from kafkapy.storage.producer_state import ProducerStateManager
-from kafkapy.storage.segment import LogSegment
+from kafkapy.storage.segment import LogSegment, segment_name
 
 ZERO_UUID = uuid.UUID(int=0)
+LONG_MAX = 2**63 - 1
+DELETED_SUFFIX = ".deleted"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+
+
+class InvalidTimestampError(RecordBatchError):
+    """INVALID_TIMESTAMP: a CreateTime timestamp outside message.timestamp.before/after.max.ms."""
+
+    error_code = 32
 
 __all__ = [
     "AppendResult",
@@ -70,6 +88,17 @@ def partition_dir_name(topic: str, partition: int) -> str:
     return f"{topic}-{partition}"
 
 
+def _scan_next_offset(data: bytes, base: int) -> int:
+    """Offset after the last whole batch of ``data`` (``base`` if none)."""
+    next_offset = base
+    try:
+        for _, h in iter_batches(data):
+            next_offset = h.next_offset
+    except CorruptRecordError:
+        pass
+    return next_offset
+
+
 def _segment_bases(directory: Path) -> list[int]:
     bases = []
     for p in directory.glob("*.log"):
@@ -100,6 +129,9 @@ class PartitionLog:
         self.epoch_cache = LeaderEpochCache(directory / LEADER_EPOCH_CHECKPOINT)
         self._unflushed_messages = 0
         self._last_flush_ms: int | None = None
+        # renamed ``.deleted`` files and the time (ms) after which they are removed
+        self.pending_deletes: list[tuple[int, list[Path]]] = []
+        self.cleaning = False  # the log cleaner holds a snapshot of this log's segments
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -147,9 +179,37 @@ class PartitionLog:
             now_ms=now_ms,
         )
 
+    def _finish_interrupted_operations(self) -> None:
+        """Complete or roll back what a crash interrupted (Kafka's LogLoader rules):
+        ``.deleted`` files are removed, ``.cleaned`` files (an unfinished cleaning) are dropped,
+        a ``.log.swap`` (a cleaned segment written completely) replaces the segments whose
+        offsets it covers and becomes a segment; its indexes are rebuilt."""
+        d = self.directory
+        for stray in d.glob("*" + DELETED_SUFFIX):
+            stray.unlink(missing_ok=True)
+        for stray in d.glob("*" + CLEANED_SUFFIX):
+            stray.unlink(missing_ok=True)
+        for stray in list(d.glob("*.index.swap")) + list(d.glob("*.timeindex.swap")):
+            stray.unlink(missing_ok=True)
+        for swap in sorted(d.glob("*.log" + SWAP_SUFFIX)):
+            stem = swap.name[:20]
+            if not stem.isdigit():
+                swap.unlink()
+                continue
+            base = int(stem)
+            next_offset = _scan_next_offset(swap.read_bytes(), base)
+            for other in _segment_bases(d):
+                if other == base or base <= other < next_offset:
+                    for suffix in (".log", ".index", ".timeindex"):
+                        (d / segment_name(other, suffix)).unlink(missing_ok=True)
+            for suffix in (".index", ".timeindex"):
+                (d / segment_name(base, suffix)).unlink(missing_ok=True)
+            os.replace(swap, d / segment_name(base, ".log"))
+
     def _load(self, recover: bool, recovery_point: int, log_start_offset: int) -> None:
         for stray in self.directory.glob("*.tmp"):
             stray.unlink()
+        self._finish_interrupted_operations()
         bases = _segment_bases(self.directory)
         for p in list(self.directory.glob("*.index")) + list(self.directory.glob("*.timeindex")):
             if p.stem.isdigit() and int(p.stem) not in bases:
@@ -202,17 +262,86 @@ class PartitionLog:
         self, records: bytes | bytearray | memoryview, *, leader_epoch: int, now_ms: int
     ) -> AppendResult:
         """Validate, deduplicate, stamp offsets/epoch (and LogAppendTime), append."""
-        headers = validate_batches(records, max_batch_size=self.config.max_message_bytes)
+        cfg = self.config
+        headers = validate_batches(
+            records, max_batch_size=cfg.max_message_bytes, require_keys=cfg.compact
+        )
+        if not cfg.log_append_time:
+            self._check_timestamps(records, headers, now_ms)
         dup = self.producer_state.check(headers)
         if dup is not None:
             return AppendResult(
                 dup.first_offset, dup.last_offset, -1, self.log_start_offset, duplicate=True
             )
-        buf = records if isinstance(records, bytearray) else bytearray(records)
-        append_time = now_ms if self.config.log_append_time else None
+        target = cfg.target_codec
+        if target is not None and any(h.codec != target for h in headers):
+            buf, headers = self._recompress(records, headers, target)
+        else:
+            buf = records if isinstance(records, bytearray) else bytearray(records)
+        append_time = now_ms if cfg.log_append_time else None
         first = self.log_end_offset
         next_offset = assign_offsets_in_place(buf, headers, first, leader_epoch, append_time)
         return self._append(buf, headers, first, next_offset, leader_epoch, append_time, now_ms)
+
+    def _check_timestamps(self, records, headers: list[BatchHeader], now_ms: int) -> None:
+        """CreateTime timestamps must lie in [now - before.max.ms, now + after.max.ms]."""
+        before = self.config.message_timestamp_before_max_ms
+        after = self.config.message_timestamp_after_max_ms
+        lo = now_ms - before if before < LONG_MAX else None
+        hi = now_ms + after if after < LONG_MAX else None
+        if lo is None and hi is None:
+            return
+        pos = 0
+        for h in headers:
+            check_all = lo is not None and (h.base_timestamp < lo or h.last_offset_delta > 0)
+            if check_all or (hi is not None and h.max_timestamp > hi):
+                for r in decode_records(memoryview(records)[pos : pos + h.size]):
+                    ts = r.timestamp
+                    if ts >= 0 and ((lo is not None and ts < lo) or (hi is not None and ts > hi)):
+                        raise InvalidTimestampError(
+                            f"Timestamp {ts} of message with offset {r.offset} is out of range. "
+                            f"The timestamp should be within [{lo if lo is not None else -1}, "
+                            f"{hi if hi is not None else LONG_MAX}]"
+                        )
+            pos += h.size
+
+    def _recompress(
+        self, records, headers: list[BatchHeader], codec: int
+    ) -> tuple[bytearray, list[BatchHeader]]:
+        """Rewrite batches whose codec differs from the topic's (Kafka's LogValidator):
+        records, timestamps and producer fields kept, offsets assigned later, new CRC."""
+        out = bytearray()
+        new_headers = []
+        pos = 0
+        for h in headers:
+            raw = memoryview(records)[pos : pos + h.size]
+            pos += h.size
+            if h.codec == codec or h.is_control:
+                out += raw
+                new_headers.append(h)
+                continue
+            batch = encode_batch(
+                decode_records(raw),
+                codec=codec,
+                producer_id=h.producer_id,
+                producer_epoch=h.producer_epoch,
+                base_sequence=h.base_sequence,
+                is_transactional=h.is_transactional,
+            )
+            if len(batch) > self.config.max_message_bytes:
+                raise RecordTooLargeError(
+                    f"recompressed batch of {len(batch)} bytes exceeds "
+                    f"{self.config.max_message_bytes}"
+                )
+            out += batch
+            new_headers.append(parse_batch_header(batch))
+        return out, new_headers
+
+    def update_config(self, config: LogConfig) -> None:
+        """Apply a changed topic/broker config to the open log (takes effect at once)."""
+        self.config = config
+        for seg in self.segments:
+            seg.index_interval_bytes = config.index_interval_bytes
 
     def _append(
         self,
@@ -380,11 +509,95 @@ class PartitionLog:
             )
         if offset > self.log_start_offset:
             self.log_start_offset = offset
-            while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
-                self.segments.pop(0).delete()
-                self._bases.pop(0)
             self.epoch_cache.truncate_from_start(offset)
+            self.delete_log_start_breached_segments()
         return self.log_start_offset
+
+    # ---- retention -----------------------------------------------------------------------
+
+    def _deletable_prefix(self, predicate) -> list[LogSegment]:
+        """Oldest closed segments, in order, while ``predicate(segment)`` holds. The active
+        segment is never deleted, nor a segment holding offsets at or past the high watermark."""
+        out: list[LogSegment] = []
+        for i, seg in enumerate(self.segments[:-1]):
+            upper = self.segments[i + 1].base_offset
+            if upper > self.high_watermark or not predicate(seg, upper):
+                break
+            out.append(seg)
+        return out
+
+    def delete_segments(self, victims: list[LogSegment], now_ms: int | None = None) -> int:
+        """Remove a prefix of segments from the log; files are renamed ``.deleted`` and removed
+        after file.delete.delay.ms (in-flight fetches hold their own descriptors). Advances the
+        log start offset to the first remaining segment."""
+        if not victims:
+            return 0
+        assert victims == self.segments[: len(victims)], "only a prefix of segments is deleted"
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        del self.segments[: len(victims)]
+        del self._bases[: len(victims)]
+        renamed: list[Path] = []
+        for seg in victims:
+            renamed += seg.rename_to_deleted(DELETED_SUFFIX)
+        self.pending_deletes.append((now + self.config.file_delete_delay_ms, renamed))
+        if self.config.file_delete_delay_ms <= 0:
+            self.purge_deleted_files(now)
+        new_start = self.segments[0].base_offset
+        if new_start > self.log_start_offset:
+            self.log_start_offset = min(new_start, self.log_end_offset)
+            self.epoch_cache.truncate_from_start(self.log_start_offset)
+        return len(victims)
+
+    def purge_deleted_files(self, now_ms: int) -> int:
+        """Unlink ``.deleted`` files whose delay has passed; returns how many were removed."""
+        removed = 0
+        keep = []
+        for due, paths in self.pending_deletes:
+            if due <= now_ms:
+                for p in paths:
+                    p.unlink(missing_ok=True)
+                    removed += 1
+            else:
+                keep.append((due, paths))
+        self.pending_deletes = keep
+        return removed
+
+    def delete_log_start_breached_segments(self, now_ms: int | None = None) -> int:
+        """Segments wholly below the log start offset (moved by DeleteRecords)."""
+        start = self.log_start_offset
+        return self.delete_segments(
+            self._deletable_prefix(lambda seg, upper: upper <= start), now_ms
+        )
+
+    def delete_old_segments(self, now_ms: int) -> int:
+        """Kafka's deleteOldSegments: with the delete policy, segments past retention.ms (by
+        their largest timestamp) then those over retention.bytes; with any policy, segments
+        below the log start offset. Returns the number of segments deleted."""
+        cfg = self.config
+        deleted = 0
+        if cfg.delete and cfg.retention_ms >= 0:
+            limit = cfg.retention_ms
+
+            def expired(seg: LogSegment, _upper: int) -> bool:
+                return now_ms - seg.largest_timestamp() > limit
+
+            deleted += self.delete_segments(self._deletable_prefix(expired), now_ms)
+        if cfg.delete and cfg.retention_bytes >= 0:
+            excess = self.size_in_bytes() - cfg.retention_bytes
+
+            def over(seg: LogSegment, _upper: int) -> bool:
+                nonlocal excess
+                if excess - seg.size >= 0:
+                    excess -= seg.size
+                    return True
+                return False
+
+            deleted += self.delete_segments(self._deletable_prefix(over), now_ms)
+        deleted += self.delete_log_start_breached_segments(now_ms)
+        return deleted
+
+    def size_in_bytes(self) -> int:
+        return sum(seg.size for seg in self.segments)
 
     def truncate_to(self, offset: int) -> None:
         """Drop everything at or after ``offset`` (follower truncation)."""
@@ -418,3 +631,4 @@ class PartitionLog:
         for seg in self.segments:
             seg.delete()
         self.segments = []
+        self.purge_deleted_files(LONG_MAX)

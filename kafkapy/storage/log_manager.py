@@ -125,6 +125,32 @@ class LogManager:
         self.logs.clear()
         self._dir_of.clear()
 
+    # ---- retention -----------------------------------------------------------------------
+
+    def delete_old_segments(self, now_ms: int) -> int:
+        """One retention pass over every log (Kafka's cleanupLogs); checkpoints the log start
+        offsets when a segment went. Logs being cleaned are skipped this time."""
+        deleted = 0
+        for log in list(self.logs.values()):
+            if log.cleaning:
+                continue
+            deleted += log.delete_old_segments(now_ms)
+        if deleted:
+            self.checkpoint_log_start_offsets()
+        return deleted
+
+    def purge_deleted_files(self, now_ms: int) -> int:
+        """Remove ``.deleted`` segment files whose file.delete.delay.ms has passed."""
+        return sum(log.purge_deleted_files(now_ms) for log in list(self.logs.values()))
+
+    def checkpoint_log_start_offsets(self) -> None:
+        for d in self.log_dirs:
+            tps = [tp for tp, ld in self._dir_of.items() if ld == d]
+            write_offset_checkpoint(
+                d / LOG_START_OFFSET_CHECKPOINT,
+                {tp: self.logs[tp].log_start_offset for tp in tps},
+            )
+
     # ---- partitions ----------------------------------------------------------------------
 
     def get_log(self, topic: str, partition: int) -> PartitionLog | None:
@@ -151,7 +177,7 @@ class LogManager:
         existing = self.logs.get(tp)
         if existing is not None:
             if config is not None:
-                existing.config = config
+                existing.update_config(config)
             return existing
         d = self._pick_dir()
         try:

@@ -293,6 +293,27 @@ class LogSegment:
         self.time_index.close()
         os.close(self.fd)
 
+    def largest_timestamp(self) -> int:
+        """Kafka's LogSegment.largestTimestamp: the largest record timestamp, else the file's
+        last-modified time (retention by time compares it with retention.ms)."""
+        if self.max_timestamp >= 0:
+            return self.max_timestamp
+        return int(os.stat(self.log_path).st_mtime * 1000)
+
+    def rename_to_deleted(self, suffix: str) -> list[Path]:
+        """Close the segment and rename its files with ``suffix`` (asynchronous deletion);
+        returns the renamed paths."""
+        self.close()
+        out = []
+        for p in (self.log_path, self.offset_index.path, self.time_index.path):
+            target = p.with_name(p.name + suffix)
+            try:
+                os.replace(p, target)
+            except FileNotFoundError:
+                continue
+            out.append(target)
+        return out
+
     def delete(self) -> None:
         self.close()
         self.log_path.unlink(missing_ok=True)

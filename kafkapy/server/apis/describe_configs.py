@@ -1,11 +1,12 @@
 """DescribeConfigs (key 32), versions 1-4.
 
 Topic resources (type 2) report every topic-level config with its effective value, Kafka's source
-(topic override, static broker config, default), and with include_synonyms the chain of synonyms
-from most to least specific; v3+ adds the config type. Broker resources (type 4) report the
-broker's configs set in server.properties (STATIC_BROKER_CONFIG) and the topic-config synonyms'
-defaults. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION, another broker's id or a malformed one
-INVALID_REQUEST, other resource types INVALID_REQUEST.
+(topic override, dynamic broker config, dynamic cluster default, static broker config, default),
+and with include_synonyms the chain of synonyms from most to least specific; v3+ adds the config
+type. Broker resources (type 4) report the broker's dynamic configs (DYNAMIC_BROKER_CONFIG,
+DYNAMIC_DEFAULT_BROKER_CONFIG), those set in server.properties (STATIC_BROKER_CONFIG) and the
+topic-config synonyms' defaults. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION, another broker's
+id or a malformed one INVALID_REQUEST, other resource types INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from kafkapy.protocol.errors import ErrorCode
 
 from ..config_docs import TOPIC_CONFIG_DOCS
-from ..log_configs import TOPIC_CONFIGS, effective_topic_config
+from ..log_configs import CLEANER_CONFIGS, TOPIC_CONFIGS, broker_layers, effective_topic_config
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -42,7 +43,7 @@ CONFIG_TYPES = {
 
 def topic_config_entries(broker, overrides):
     """(name, value, source, synonyms, type) for every topic config, sorted by name."""
-    eff = effective_topic_config(broker.broker_props, overrides)
+    eff = effective_topic_config(broker_layers(broker), overrides)
     return [
         (name, value, source, synonyms, TOPIC_CONFIGS[name].type)
         for name, (value, source, synonyms) in sorted(eff.items())
@@ -79,19 +80,34 @@ def _entries(R, rows, keys, include_synonyms, include_docs=False):
 
 
 def _broker_rows(broker):
+    layers = broker_layers(broker)
+    defaults = {
+        d.synonyms[0]: (d.default, d.type)
+        for d in TOPIC_CONFIGS.values()
+        if d.synonyms and d.default is not None
+    }
+    defaults.update({k: (v[2], v[0]) for k, v in CLEANER_CONFIGS.items()})
+    types = {syn: d.type for d in TOPIC_CONFIGS.values() for syn in d.synonyms}
     rows = []
-    for key, value in sorted(broker.broker_props.items()):
-        rows.append(
-            (key, value, "STATIC_BROKER_CONFIG", [(key, value, "STATIC_BROKER_CONFIG")], "STRING")
-        )
-    listed = {r[0] for r in rows}
-    for d in TOPIC_CONFIGS.values():
-        syn = d.synonyms[0] if d.synonyms else None
-        if syn and syn not in listed and d.default is not None:
-            rows.append(
-                (syn, d.default, "DEFAULT_CONFIG", [(syn, d.default, "DEFAULT_CONFIG")], d.type)
+    keys = set(layers.dynamic) | set(layers.dynamic_default) | set(layers.static)
+    for key in keys:
+        synonyms = [
+            (key, layer[key], source)
+            for layer, source in (
+                (layers.dynamic, "DYNAMIC_BROKER_CONFIG"),
+                (layers.dynamic_default, "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+                (layers.static, "STATIC_BROKER_CONFIG"),
             )
-            listed.add(syn)
+            if key in layer
+        ]
+        if key in defaults:
+            synonyms.append((key, defaults[key][0], "DEFAULT_CONFIG"))
+        value, source = synonyms[0][1], synonyms[0][2]
+        type_ = types.get(key, defaults.get(key, (None, "STRING"))[1])
+        rows.append((key, value, source, synonyms, type_))
+    for key, (default, type_) in defaults.items():
+        if key not in keys:
+            rows.append((key, default, "DEFAULT_CONFIG", [(key, default, "DEFAULT_CONFIG")], type_))
     return sorted(rows)
 
 
@@ -113,7 +129,10 @@ async def handle(ctx, request):
             else:
                 rows = topic_config_entries(broker, info.configs)
                 configs = _entries(
-                    R, rows, keys, request.include_synonyms,
+                    R,
+                    rows,
+                    keys,
+                    request.include_synonyms,
                     getattr(request, "include_documentation", False),
                 )
         elif res.resource_type == BROKER:

@@ -1,0 +1,114 @@
+"""Background log maintenance of a running broker (the trio side of kafkapy/storage):
+
+* retention: every ``log.retention.check.interval.ms`` each log deletes the closed segments past
+  retention.ms / retention.bytes (delete policy) or below its log start offset, and the log
+  start offsets are checkpointed (Kafka's kafka-log-retention task);
+* removal of ``.deleted`` segment files once their ``file.delete.delay.ms`` has passed;
+* the log cleaner (``log.cleaner.enable``): picks the dirtiest compacted log on this thread,
+  cleans it in a worker thread (``trio.to_thread``), installs the result back on this thread;
+  when nothing is cleanable it sleeps ``log.cleaner.backoff.ms``. ``log.cleaner.backoff.ms`` and
+  ``log.cleaner.dedupe.buffer.size`` are read on every pass, so dynamic changes apply.
+
+Each pass catches and logs its own errors: maintenance never takes the broker down.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import trio
+
+from kafkapy.storage.cleaner import DEFAULT_DEDUPE_BUFFER_SIZE, LogCleaner
+
+from .log_configs import broker_layers
+
+log = logging.getLogger("kafkapy.maintenance")
+
+PURGE_INTERVAL_S = 0.5
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _int_config(broker, key: str, default: int) -> int:
+    raw = broker_layers(broker).value(key)
+    try:
+        return int(raw) if raw is not None else default
+    except ValueError:
+        return default
+
+
+async def retention_loop(broker) -> None:
+    interval = max(broker.config.log_retention_check_interval_ms, 1) / 1000
+    while True:
+        await trio.sleep(interval)
+        if broker.logs is None:
+            return
+        try:
+            deleted = broker.logs.delete_old_segments(_now_ms())
+            if deleted:
+                log.info("retention deleted segments=%d", deleted)
+        except Exception:
+            log.exception("retention pass failed")
+
+
+async def purge_loop(broker) -> None:
+    while True:
+        await trio.sleep(PURGE_INTERVAL_S)
+        if broker.logs is None:
+            return
+        try:
+            broker.logs.purge_deleted_files(_now_ms())
+        except Exception:
+            log.exception("removing .deleted files failed")
+
+
+async def cleaner_loop(broker, cleaner: LogCleaner) -> None:
+    while True:
+        if broker.logs is None:
+            return
+        cleaner.dedupe_buffer_size = _int_config(
+            broker, "log.cleaner.dedupe.buffer.size", DEFAULT_DEDUPE_BUFFER_SIZE
+        )
+        try:
+            task = cleaner.select(_now_ms())
+        except Exception:
+            log.exception("cleaner selection failed")
+            task = None
+        if task is None:
+            await trio.sleep(_int_config(broker, "log.cleaner.backoff.ms", 15000) / 1000)
+            continue
+        try:
+            await trio.to_thread.run_sync(cleaner.prepare, task)
+            stats = cleaner.commit(task)
+            log.info(
+                "cleaned tp=%s-%d offsets=%d..%d read=%dB written=%dB records=%d/%d in %.3fs",
+                stats.topic,
+                stats.partition,
+                stats.first_dirty,
+                stats.end_offset,
+                stats.bytes_read,
+                stats.bytes_written,
+                stats.records_kept,
+                stats.records_read,
+                stats.elapsed_s,
+            )
+        except Exception as e:
+            cleaner.fail(task, e)
+        except BaseException:
+            cleaner.release(task)
+            raise
+        await trio.sleep(0)
+
+
+async def run_log_maintenance(broker) -> None:
+    """Run every maintenance task until cancelled (started in run_broker's nursery)."""
+    cleaner = LogCleaner(broker.logs)
+    broker.cleaner = cleaner
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(retention_loop, broker)
+        nursery.start_soon(purge_loop, broker)
+        if broker.config.log_cleaner_enable:
+            nursery.start_soon(cleaner_loop, broker, cleaner)
