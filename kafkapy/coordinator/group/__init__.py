@@ -1,0 +1,28 @@
+"""The group coordinator: classic consumer groups (JoinGroup/SyncGroup/Heartbeat/LeaveGroup),
+committed offsets, and their storage as records of the internal topic __consumer_offsets.
+
+Modules:
+
+- ``records``: __consumer_offsets keys and values, per protocol_specs/consumer_offsets.json.
+- ``partitioning``: which __consumer_offsets partition (and so which broker) owns a group.
+- ``pending``: the future-like answers the coordinator completes later.
+- ``timers``: the deadline table (session, rebalance, initial delay, sync, offset expiry).
+- ``classic``: a classic group and its members, with the state machine as a transition table.
+- ``coordinator``: the operations behind each API, loading, expiry.
+
+The group kind is recorded on each group (``ClassicGroup.group_type == "classic"``) so that a
+KIP-848 "consumer" group can live beside it in the same coordinator later.
+"""
+
+from .coordinator import CoordinatorConfig, GroupCoordinator, OffsetsLog
+from .partitioning import java_string_hash, partition_for
+from .pending import Pending
+
+__all__ = [
+    "CoordinatorConfig",
+    "GroupCoordinator",
+    "OffsetsLog",
+    "Pending",
+    "java_string_hash",
+    "partition_for",
+]

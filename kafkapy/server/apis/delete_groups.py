@@ -1,0 +1,28 @@
+"""DeleteGroups (key 42), versions 0-2.
+
+Deletes empty groups: tombstones for each committed offset and for the group metadata go to
+__consumer_offsets, then the group is gone. Per group: GROUP_ID_NOT_FOUND (no such group),
+NON_EMPTY_GROUP (it has members), INVALID_GROUP_ID, NOT_COORDINATOR,
+COORDINATOR_LOAD_IN_PROGRESS.
+"""
+
+from __future__ import annotations
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .group_common import now_ms, service
+
+
+@api("DeleteGroups")
+async def handle(ctx, request):
+    svc = service(ctx)
+    names = list(dict.fromkeys(request.groups_names))
+    results = svc.coordinator.delete_groups(names, now_ms())
+    svc.kick()
+    return build(
+        ctx.R.DeleteGroupsResponse,
+        throttle_time=THROTTLE_NONE,
+        results=tuple(
+            build(ctx.R.DeletableGroupResult, group_id=g, error_code=results[g]) for g in names
+        ),
+    )

@@ -1,0 +1,83 @@
+"""FindCoordinator (key 10), versions 0-6.
+
+Key type 0 (GROUP): the coordinator of a group is the leader of partition
+abs(hashCode(group id)) % partitions of __consumer_offsets; with a single broker (or whichever
+broker leads that partition) this broker answers with its own advertised address. The topic is
+created on the first lookup (as Kafka does), and answered at once since creation here is
+synchronous. Key type 1 (TRANSACTION) is not served yet: COORDINATOR_NOT_AVAILABLE. Other key
+types: INVALID_REQUEST. v0-3 carry one key and a top-level answer (error message from v1); v4+
+carry a batch of coordinator_keys and one answer per key.
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .group_common import service
+
+GROUP, TRANSACTION = 0, 1
+
+
+def _lookup(ctx, key: str, key_type: int) -> tuple[int, str | None, int, str, int]:
+    """(error, message, node id, host, port) for one key."""
+    broker = ctx.broker
+    if key_type == TRANSACTION:
+        return ErrorCode.coordinator_not_available, "no transaction coordinator", -1, "", -1
+    if key_type != GROUP:
+        return ErrorCode.invalid_request, f"Unknown coordinator type: {key_type}", -1, "", -1
+    svc = service(ctx)
+    if not svc.ensure_topic():
+        return ErrorCode.coordinator_not_available, None, -1, "", -1
+    info = broker.topics.get("__consumer_offsets")
+    partition = svc.coordinator.partition_for(key)
+    state = info.states.get(partition) if info else None
+    if state is None or state.leader < 0:
+        return ErrorCode.coordinator_not_available, None, -1, "", -1
+    if state.leader == broker.broker_id:
+        return (
+            ErrorCode.none,
+            None,
+            broker.broker_id,
+            broker.advertised_host,
+            broker.advertised_port,
+        )
+    other = broker.cluster.list_brokers().get(state.leader)
+    if other is None:
+        return ErrorCode.coordinator_not_available, None, -1, "", -1
+    return ErrorCode.none, None, state.leader, other.host, other.port
+
+
+@api("FindCoordinator")
+async def handle(ctx, request):
+    R = ctx.R
+    key_type = getattr(request, "key_type", GROUP)
+    if ctx.version >= 4:
+        coordinators = []
+        for key in request.coordinator_keys:
+            err, msg, node, host, port = _lookup(ctx, key, key_type)
+            coordinators.append(
+                build(
+                    R.Coordinator,
+                    key=key,
+                    node_id=node,
+                    host=host,
+                    port=port,
+                    error_code=err,
+                    error_message=msg,
+                )
+            )
+        return build(
+            R.FindCoordinatorResponse, throttle_time=THROTTLE_NONE, coordinators=tuple(coordinators)
+        )
+    err, msg, node, host, port = _lookup(ctx, request.key, key_type)
+    return build(
+        R.FindCoordinatorResponse,
+        throttle_time=THROTTLE_NONE,
+        error_code=err,
+        error_message=msg,
+        node_id=node,
+        host=host,
+        port=port,
+    )

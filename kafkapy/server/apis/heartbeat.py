@@ -1,0 +1,28 @@
+"""Heartbeat (key 12), versions 0-4.
+
+Keeps a member of a classic group alive for another session timeout. NONE in a Stable or
+CompletingRebalance group, REBALANCE_IN_PROGRESS while a rebalance is being prepared (the member
+rejoins), ILLEGAL_GENERATION for another generation, UNKNOWN_MEMBER_ID for a member (or group)
+that is not there, FENCED_INSTANCE_ID for a replaced static member (v3+), NOT_COORDINATOR; while
+the coordinator is loading the answer is NONE, as Kafka does.
+"""
+
+from __future__ import annotations
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .group_common import now_ms, service
+
+
+@api("Heartbeat")
+async def handle(ctx, request):
+    svc = service(ctx)
+    error = svc.coordinator.heartbeat(
+        request.group_id,
+        request.generation_id,
+        request.member_id,
+        getattr(request, "group_instance_id", None),
+        now_ms(),
+    )
+    svc.kick()
+    return build(ctx.R.HeartbeatResponse, throttle_time=THROTTLE_NONE, error_code=error)

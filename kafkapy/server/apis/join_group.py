@@ -1,0 +1,61 @@
+"""JoinGroup (key 11), versions 2-9.
+
+Classic group membership, as Kafka's coordinator does it (kafkapy.coordinator.group): a first
+join without a member id gets MEMBER_ID_REQUIRED and a new id (v4+, KIP-394), then joins with
+it; the answer waits until the join phase completes (all members rejoined, the rebalance timeout,
+or group.initial.rebalance.delay.ms for a new group). The leader's answer lists every member's
+metadata for the chosen protocol (the one every member supports, by vote); others get none.
+Static members (group.instance.id, v5+) rejoining a Stable group get their member id replaced and
+no rebalance. Errors: INVALID_GROUP_ID, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+INVALID_SESSION_TIMEOUT (outside group.min/max.session.timeout.ms), INCONSISTENT_GROUP_PROTOCOL,
+UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED. protocol_type and protocol_name in
+the answer from v7, skip_assignment from v9 (always false for classic groups).
+"""
+
+from __future__ import annotations
+
+from kafkapy.coordinator.group.coordinator import JoinRequest
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .group_common import client_host, client_id, ms, now_ms, service
+
+
+@api("JoinGroup")
+async def handle(ctx, request):
+    R = ctx.R
+    svc = service(ctx)
+    session = ms(request.session_timeout)
+    rebalance = ms(getattr(request, "rebalance_timeout", None), session)
+    r = JoinRequest(
+        group_id=request.group_id,
+        member_id=request.member_id,
+        protocol_type=request.protocol_type,
+        protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
+        session_timeout_ms=session,
+        rebalance_timeout_ms=rebalance if rebalance >= 0 else session,
+        group_instance_id=getattr(request, "group_instance_id", None),
+        client_id=client_id(ctx),
+        client_host=client_host(ctx),
+        require_known_member_id=ctx.version >= 4,
+        reason=getattr(request, "reason", None),
+    )
+    result = await svc.wait(svc.coordinator.join_group(r, now_ms()))
+    members = tuple(
+        build(R.JoinGroupResponseMember, member_id=mid, group_instance_id=iid, metadata=meta)
+        for mid, iid, meta in result.members
+    )
+    return build(
+        R.JoinGroupResponse,
+        throttle_time=THROTTLE_NONE,
+        error_code=result.error,
+        generation_id=result.generation_id,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name
+        if result.protocol_name is not None or ctx.version >= 7
+        else "",
+        leader=result.leader,
+        skip_assignment=result.skip_assignment,
+        member_id=result.member_id,
+        members=members,
+    )

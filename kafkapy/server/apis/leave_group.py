@@ -1,0 +1,39 @@
+"""LeaveGroup (key 13), versions 0-5.
+
+v0-2 name one member id; v3+ a batch of members, each by member id and/or group.instance.id,
+answered one by one (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID when the instance id belongs to
+another member id). Leaving triggers a rebalance of the remaining members. An unknown group
+answers UNKNOWN_MEMBER_ID for each member (top-level for v0-2). Group-level errors:
+NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, INVALID_GROUP_ID.
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .group_common import now_ms, service
+
+
+@api("LeaveGroup")
+async def handle(ctx, request):
+    R = ctx.R
+    svc = service(ctx)
+    if ctx.version < 3:
+        members = [(request.member_id, None)]
+    else:
+        members = [(m.member_id, m.group_instance_id) for m in request.members]
+    error, errors = svc.coordinator.leave_group(request.group_id, members, now_ms())
+    svc.kick()
+    if ctx.version < 3:
+        if error == ErrorCode.none and errors:
+            error = errors[0]
+        return build(R.LeaveGroupResponse, throttle_time=THROTTLE_NONE, error_code=error)
+    responses = tuple(
+        build(R.MemberResponse, member_id=mid, group_instance_id=iid, error_code=err)
+        for (mid, iid), err in zip(members, errors, strict=False)
+    )
+    return build(
+        R.LeaveGroupResponse, throttle_time=THROTTLE_NONE, error_code=error, members=responses
+    )

@@ -1,0 +1,36 @@
+"""ListGroups (key 16), versions 0-5.
+
+Every group of the __consumer_offsets partitions this broker leads, with its protocol type,
+state (v4+) and type (v5+, "classic"). states_filter (v4+, case-insensitive) and types_filter
+(v5+) narrow the list; empty filters mean all. COORDINATOR_LOAD_IN_PROGRESS while partitions are
+still loading (with the groups already loaded).
+"""
+
+from __future__ import annotations
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .group_common import coordinator
+
+
+@api("ListGroups")
+async def handle(ctx, request):
+    R = ctx.R
+    states = set(getattr(request, "states_filter", ()) or ()) or None
+    types = set(getattr(request, "types_filter", ()) or ()) or None
+    error, groups = coordinator(ctx).list_groups(states, types)
+    return build(
+        R.ListGroupsResponse,
+        throttle_time=THROTTLE_NONE,
+        error_code=error,
+        groups=tuple(
+            build(
+                R.ListedGroup,
+                group_id=g.group_id,
+                protocol_type=g.protocol_type,
+                group_state=g.state,
+                group_type=g.group_type,
+            )
+            for g in groups
+        ),
+    )

@@ -1,0 +1,69 @@
+"""OffsetCommit (key 8), versions 2-9.
+
+Commits offsets (with their metadata string, and the leader epoch from v6) for a group; each is
+appended to __consumer_offsets before the answer, so an acknowledged commit survives a crash.
+Members of a classic group commit with their generation and member id (ILLEGAL_GENERATION,
+UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID (v7+), REBALANCE_IN_PROGRESS while the group awaits its
+assignment); simple consumers and admin clients commit with generation -1 and no member id to an
+empty or new group. A group that does not exist with generation >= 0 is ILLEGAL_GENERATION
+(GROUP_ID_NOT_FOUND from v9). Per partition: UNKNOWN_TOPIC_OR_PARTITION for a topic or partition
+that does not exist, OFFSET_METADATA_TOO_LARGE above offset.metadata.max.bytes. v2-4 retention_time
+(-1: broker default) sets an explicit expiry.
+"""
+
+from __future__ import annotations
+
+from kafkapy.coordinator.group.coordinator import CommitOffset
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .group_common import UNKNOWN_TOPIC, ms, now_ms, partition_exists, service
+
+
+@api("OffsetCommit")
+async def handle(ctx, request):
+    R = ctx.R
+    svc = service(ctx)
+    offsets = {}
+    errors = {}
+    for t in request.topics:
+        for p in t.partitions:
+            tp = (t.name, p.partition_index)
+            if not partition_exists(ctx, t.name, p.partition_index):
+                errors[tp] = UNKNOWN_TOPIC
+                continue
+            offsets[tp] = CommitOffset(
+                p.committed_offset,
+                getattr(p, "committed_leader_epoch", -1),
+                p.committed_metadata,
+            )
+    if offsets:
+        errors.update(
+            svc.coordinator.commit_offsets(
+                request.group_id,
+                request.generation_id_or_member_epoch,
+                request.member_id,
+                getattr(request, "group_instance_id", None),
+                offsets,
+                now_ms(),
+                retention_ms=ms(getattr(request, "retention_time", None)),
+                api_version=ctx.version,
+            )
+        )
+        svc.kick()
+    topics = tuple(
+        build(
+            R.OffsetCommitResponseTopic,
+            name=t.name,
+            partitions=tuple(
+                build(
+                    R.OffsetCommitResponsePartition,
+                    partition_index=p.partition_index,
+                    error_code=errors[(t.name, p.partition_index)],
+                )
+                for p in t.partitions
+            ),
+        )
+        for t in request.topics
+    )
+    return build(R.OffsetCommitResponse, throttle_time=THROTTLE_NONE, topics=topics)

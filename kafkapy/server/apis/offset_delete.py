@@ -1,0 +1,57 @@
+"""OffsetDelete (key 47), version 0.
+
+Deletes committed offsets of a group (tombstones in __consumer_offsets). Group level:
+GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP (a non-empty group that does not use the "consumer" protocol
+type), NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS. Per partition: GROUP_SUBSCRIBED_TO_TOPIC
+when a member of the group subscribes to the topic, UNKNOWN_TOPIC_OR_PARTITION for a topic or
+partition that does not exist; deleting an offset that was never committed succeeds.
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .group_common import UNKNOWN_TOPIC, now_ms, partition_exists, service
+
+
+@api("OffsetDelete")
+async def handle(ctx, request):
+    R = ctx.R
+    svc = service(ctx)
+    errors = {}
+    wanted = []
+    for t in request.topics:
+        for p in t.partitions:
+            if partition_exists(ctx, t.name, p.partition_index):
+                wanted.append((t.name, p.partition_index))
+            else:
+                errors[(t.name, p.partition_index)] = UNKNOWN_TOPIC
+    error, results = svc.coordinator.delete_offsets(request.group_id, wanted, now_ms())
+    svc.kick()
+    if error != ErrorCode.none:
+        return build(
+            R.OffsetDeleteResponse, error_code=error, throttle_time=THROTTLE_NONE, topics=()
+        )
+    errors.update(results)
+    return build(
+        R.OffsetDeleteResponse,
+        error_code=ErrorCode.none,
+        throttle_time=THROTTLE_NONE,
+        topics=tuple(
+            build(
+                R.OffsetDeleteResponseTopic,
+                name=t.name,
+                partitions=tuple(
+                    build(
+                        R.OffsetDeleteResponsePartition,
+                        partition_index=p.partition_index,
+                        error_code=errors[(t.name, p.partition_index)],
+                    )
+                    for p in t.partitions
+                ),
+            )
+            for t in request.topics
+        ),
+    )

@@ -1,0 +1,92 @@
+"""OffsetFetch (key 9), versions 1-9.
+
+The committed offset, leader epoch (v5+) and metadata of each requested partition; -1 (and
+empty metadata) where nothing is committed, including for groups that do not exist. A null
+topic list (v2+) returns every committed partition of the group. v1 reports group errors on each
+partition; v2-7 also as a top-level error; v8+ asks for several groups at once, each with its own
+error. require_stable (v7+) only matters with pending transactional commits, which do not exist
+before the transaction coordinator does. Errors: NOT_COORDINATOR,
+COORDINATOR_LOAD_IN_PROGRESS, INVALID_GROUP_ID.
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .group_common import coordinator
+
+
+def _fetch(ctx, group_id, topics, require_stable):
+    wanted = None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
+    return coordinator(ctx).fetch_offsets(group_id, wanted, require_stable)
+
+
+def _topics(ctx, names, rows, group_error, topic_cls, part_cls):
+    by_topic: dict[str, list] = {}
+    for topic, partition, om in rows:
+        by_topic.setdefault(topic, []).append(
+            build(
+                part_cls,
+                partition_index=partition,
+                committed_offset=om.offset if om else -1,
+                committed_leader_epoch=om.leader_epoch if om else -1,
+                metadata=om.metadata if om else "",
+                error_code=group_error if ctx.version < 2 else ErrorCode.none,
+            )
+        )
+    if group_error and ctx.version < 2 and names is not None:
+        for t in names:
+            by_topic[t.name] = [
+                build(
+                    part_cls,
+                    partition_index=p,
+                    committed_offset=-1,
+                    committed_leader_epoch=-1,
+                    metadata="",
+                    error_code=group_error,
+                )
+                for p in t.partition_indexes
+            ]
+    return tuple(build(topic_cls, name=n, partitions=tuple(ps)) for n, ps in by_topic.items())
+
+
+@api("OffsetFetch")
+async def handle(ctx, request):
+    R = ctx.R
+    if ctx.version >= 8:
+        groups = []
+        for g in request.groups:
+            err, rows = _fetch(ctx, g.group_id, g.topics, request.require_stable)
+            groups.append(
+                build(
+                    R.OffsetFetchResponseGroup,
+                    group_id=g.group_id,
+                    topics=_topics(
+                        ctx,
+                        g.topics,
+                        rows,
+                        err,
+                        R.OffsetFetchResponseTopics,
+                        R.OffsetFetchResponsePartitions,
+                    ),
+                    error_code=err,
+                )
+            )
+        return build(R.OffsetFetchResponse, throttle_time=THROTTLE_NONE, groups=tuple(groups))
+    require_stable = getattr(request, "require_stable", False)
+    err, rows = _fetch(ctx, request.group_id, request.topics, require_stable)
+    return build(
+        R.OffsetFetchResponse,
+        throttle_time=THROTTLE_NONE,
+        topics=_topics(
+            ctx,
+            request.topics,
+            rows,
+            err,
+            R.OffsetFetchResponseTopic,
+            R.OffsetFetchResponsePartition,
+        ),
+        error_code=err,
+    )

@@ -1,0 +1,41 @@
+"""SyncGroup (key 14), versions 0-5.
+
+The leader sends the assignment of every member; each member's answer waits until the leader's
+assignment is stored in __consumer_offsets, then carries that member's part (members the leader
+left out get an empty assignment; entries for members not in the group are ignored). In a Stable
+group the current assignment is returned at once. Errors: UNKNOWN_MEMBER_ID,
+FENCED_INSTANCE_ID (v3+ static members), ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS (also while
+the coordinator is loading: the client rejoins), INCONSISTENT_GROUP_PROTOCOL (v5 protocol
+type/name mismatch), NOT_COORDINATOR. protocol_type/protocol_name in the answer from v5.
+"""
+
+from __future__ import annotations
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .group_common import now_ms, service
+
+
+@api("SyncGroup")
+async def handle(ctx, request):
+    svc = service(ctx)
+    assignments = {a.member_id: bytes(a.assignment) for a in request.assignments}
+    pending = svc.coordinator.sync_group(
+        request.group_id,
+        request.generation_id,
+        request.member_id,
+        getattr(request, "group_instance_id", None),
+        assignments,
+        now_ms(),
+        protocol_type=getattr(request, "protocol_type", None),
+        protocol_name=getattr(request, "protocol_name", None),
+    )
+    result = await svc.wait(pending)
+    return build(
+        ctx.R.SyncGroupResponse,
+        throttle_time=THROTTLE_NONE,
+        error_code=result.error,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name,
+        assignment=result.assignment,
+    )
