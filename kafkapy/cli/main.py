@@ -65,6 +65,16 @@ def _startup_cause(e: BaseException) -> BaseException | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["dump-log"]:  # segment dump tool (kafka-dump-log.sh)
+        from kafkapy.cli.dump_log import main as dump_log_main
+
+        return dump_log_main(given[1:])
+    from kafkapy.cli.tools import TOOLS, dispatch, find_tool
+
+    tool = find_tool(sys.argv[1:] if argv is None else argv)
+    if tool is not None:  # Kafka-named client tools (topics, console-producer, ...)
+        return dispatch(*tool)
     parser = argparse.ArgumentParser(prog="kafkapy", description="A Kafka broker in Python.")
     parser.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING, ERROR")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -73,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     server.add_argument(
         "--override", action="append", metavar="KEY=VALUE", help="override a config property"
     )
+    for name, (_module, summary) in TOOLS.items():
+        sub.add_parser(name, help=summary, add_help=False)
+    sub.add_parser("dump-log", help="print log segments and indexes", add_help=False)
     args = parser.parse_args(argv)
     setup_logging(args.log_level)
     if args.command == "server":
