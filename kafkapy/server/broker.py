@@ -24,6 +24,8 @@ from kafkapy.server.config import BrokerConfig
 from kafkapy.storage.log_manager import LogManager
 
 from .connection import serve_connection
+from .group_service import GroupService
+from .log_maintenance import run_log_maintenance
 from .notify import AppendNotifier
 from .producer_ids import ProducerIdAllocator
 from .registry import load_all
@@ -52,7 +54,11 @@ class Broker:
         self.logs: LogManager | None = None
         self.topics: TopicRegistry | None = None
         self.producer_ids: ProducerIdAllocator | None = None
+        self.groups: GroupService | None = None
         self.bound_port: int | None = None
+        # dynamic broker configs (/config/brokers/<id> and /config/brokers/<default>)
+        self.dynamic_configs: dict[str, str] = {}
+        self.dynamic_default_configs: dict[str, str] = {}
 
     @property
     def broker_props(self) -> Any:
@@ -71,9 +77,11 @@ class Broker:
         """Open storage and metadata (synchronous part of startup)."""
         for d in self.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
-        self.store = EmbeddedStore.in_dir(self.log_dirs[0])
+        self.store = self._open_store()
         self.cluster = ClusterMetadata(self.store)
         self.cluster_id = self.cluster.ensure_cluster_id()
+        self.dynamic_configs = self.cluster.broker_configs(self.broker_id)
+        self.dynamic_default_configs = self.cluster.broker_configs("<default>")
         self.logs = LogManager(self.log_dirs, self._default_log_config())
         self.logs.startup(self.broker_id, self.cluster_id)
         self.cluster.register_broker(
@@ -83,11 +91,25 @@ class Broker:
         self.producer_ids = ProducerIdAllocator(self.store, self.broker_id)
         self.topics = TopicRegistry(self)
         self.topics.load()
+        self.groups = GroupService(self)
+        self.groups.start()
+
+    def _open_store(self) -> Any:
+        """ZooKeeper when zookeeper.connect is set, else the embedded store in the first log dir."""
+        if self.config.zookeeper_connect:
+            from kafkapy.metadata.zookeeper import ZooKeeperStore
+
+            return ZooKeeperStore(
+                self.config.zookeeper_connect,
+                session_timeout_ms=self.config.zookeeper_session_timeout_ms,
+                connection_timeout_ms=self.config.zookeeper_connection_timeout_ms,
+            )
+        return EmbeddedStore.in_dir(self.log_dirs[0])
 
     def _default_log_config(self):
-        from .log_configs import log_config_for
+        from .log_configs import log_config_for_broker
 
-        return log_config_for(self.broker_props, {})
+        return log_config_for_broker(self, {})
 
     def stop(self) -> None:
         if self.logs is not None:
@@ -126,7 +148,9 @@ async def run_broker(config: BrokerConfig) -> None:
     broker.start()
     try:
         async with trio.open_nursery() as nursery:
+            await nursery.start(broker.groups.run)
             await nursery.start(broker.serve)
+            nursery.start_soon(run_log_maintenance, broker)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for sig in signals:
                     log.info("shutting down on signal=%s", signal.Signals(sig).name)
