@@ -1,193 +1,1279 @@
-"""kafkapy benchmark: produce and fetch throughput and broker peak RSS, next to this machine's
-raw loopback TCP ceiling measured in the same run.
+"""kafkapy benchmark suite (issue 8): every figure next to this machine's own ceiling, measured
+in the same run.
 
-    .venv/bin/python benchmarks/run.py [--records 200000] [--size 1024] [--repeat 3]
+    .venv/bin/python benchmarks/run.py --quick          # 3-4 minutes, the README figures
+    .venv/bin/python benchmarks/run.py                  # full: 3 repeats, longer runs, 2 GiB fetch
+    .venv/bin/python benchmarks/run.py --quick --repeat 1 --only fetch --profile
 
-Load clients: confluent-kafka (librdkafka) to produce and kcat (librdkafka) to fetch, so the
-client is not the bottleneck. The broker runs
-pinned to core 1 and the client to core 0 (where there are two cores), the same in every run.
-Each figure is the median of --repeat runs with min-max. Prints a table and writes
-benchmarks/results/latest.json.
+Sections (--only): ceilings, produce, kafka-python, fetch, latency, scale, cluster.
+Progress goes to stderr; the table to stdout; JSON (every sample), the markdown table and the
+latency plot to benchmarks/results/<mode>.{json,md} and latency-<mode>.png. With --profile,
+py-spy (.venv/bin/pip install py-spy) samples the broker under produce load (100 B, 1 KiB), under
+Metadata of 1,000 partitions and, when the fetch section runs, under fetch load; the top
+functions (self and inclusive) and the collapsed stacks (loadable in speedscope or
+flamegraph.pl) go to benchmarks/results/profiles/, which is not committed.
+
+Method: the broker runs on core 1, every client (and this script) on core 0, the same in every
+compared run; ceilings put the receiving side on core 0 and the sending/writing side on core 1,
+the broker's. Fetch data is read once before it is measured (page cache warm). Each figure is
+the median of --repeat runs with min-max. Broker peak RSS is VmHWM from /proc, reset before
+each run (clear_refs 5); CPU is the broker's utime+stime over the run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
+import multiprocessing as mp
 import os
+import resource
+import select
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkapy.testing import BrokerProcess
 
 MiB = 1024 * 1024
-TWO_CORES = (os.cpu_count() or 1) >= 2
+MB = 1e6
+CLIENT_CPU = 0
+BROKER_CPU = 1 if (os.cpu_count() or 1) >= 2 else 0
+RESULTS = Path(__file__).resolve().parent / "results"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+SECTIONS = ("ceilings", "produce", "kafka-python", "fetch", "latency", "scale", "cluster")
 
 
 def progress(msg: str) -> None:
-    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def pin_client() -> None:
-    if TWO_CORES:
-        os.sched_setaffinity(0, {0})
+def pin(cpu: int) -> None:
+    """Pin the calling thread (pid 0 = this thread on Linux) to one core."""
+    os.sched_setaffinity(0, {cpu})
 
 
-def loopback_ceiling(total: int = 1024 * MiB) -> float:
-    """MB/s of blocking-socket loopback TCP with 1 MiB writes (the raw network ceiling)."""
+# ---- settings ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Settings:
+    quick: bool
+    repeat: int
+    produce_s: float  # duration of one produce run
+    fetch_bytes: int  # size of the partition read by the fetch runs
+    latency_s: float  # duration of one offered-load level
+    commit_s: float
+    ceiling_bytes: int
+    data_dir: Path | None
+    profile: bool
+    sections: tuple[str, ...]
+
+    @classmethod
+    def from_args(cls, a: argparse.Namespace) -> Settings:
+        only = tuple(a.only.split(",")) if a.only else SECTIONS
+        unknown = set(only) - set(SECTIONS)
+        if unknown:
+            raise SystemExit(f"unknown sections {sorted(unknown)}; known: {', '.join(SECTIONS)}")
+        if a.quick:
+            return cls(True, a.repeat or 2, 1.5, 512 * MiB, 2.5, 1.5, 1024 * MiB, a.data_dir,
+                       a.profile, only)
+        return cls(False, a.repeat or 3, 6.0, 2048 * MiB, 8.0, 5.0, 1024 * MiB, a.data_dir,
+                   a.profile, only)
+
+
+# ---- results ------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    section: str
+    name: str
+    unit: str
+    values: list[float] = field(default_factory=list)
+    ceiling: str | None = None  # key of the row this one is compared to
+    note: str = ""
+    higher_is_better: bool = True
+
+
+class Results:
+    def __init__(self) -> None:
+        self.rows: dict[str, Row] = {}
+        self.extra: dict[str, object] = {}
+
+    def add(self, key: str, section: str, name: str, unit: str, value: float | None,
+            ceiling: str | None = None, note: str = "", higher_is_better: bool = True) -> None:
+        row = self.rows.get(key)
+        if row is None:
+            row = self.rows[key] = Row(section, name, unit, [], ceiling, note, higher_is_better)
+        if value is not None:
+            row.values.append(float(value))
+
+    def median(self, key: str) -> float | None:
+        row = self.rows.get(key)
+        return statistics.median(row.values) if row and row.values else None
+
+
+def fmt(v: float) -> str:
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}" if abs(v) >= 0.1 else f"{v:.3f}"
+
+
+def fmt_values(vals: list[float]) -> str:
+    if not vals:
+        return "–"
+    med = fmt(statistics.median(vals))
+    if len(vals) == 1:
+        return med
+    return f"{med} ({fmt(min(vals))}–{fmt(max(vals))})"
+
+
+# ---- broker helpers -----------------------------------------------------------------------
+
+
+class Broker:
+    """A BrokerProcess pinned to the broker core, with per-run RSS and CPU accounting."""
+
+    def __init__(self, root: Path, name: str, overrides: dict[str, str] | None = None) -> None:
+        ov = {"log.segment.bytes": str(1024 * MiB), "num.partitions": "1"}
+        ov.update(overrides or {})
+        self.proc = BrokerProcess(root / name, ov, cpu=BROKER_CPU)
+
+    def __enter__(self) -> Broker:
+        self.proc.start()
+        self.bootstrap = self.proc.bootstrap
+        self.pid = self.proc.pid
+        self.admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.stop()
+
+    @property
+    def log_dir(self) -> Path:
+        return self.proc.data_dir / "logs"
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+    def status_kib(self, key: str) -> int:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+        return 0
+
+    def reset_peak(self) -> None:
+        with contextlib.suppress(OSError):
+            Path(f"/proc/{self.pid}/clear_refs").write_text("5")
+
+    def peak_rss_mb(self) -> float:
+        return self.status_kib("VmHWM") / 1024
+
+    def create_topic(self, name: str, partitions: int = 1, config: dict | None = None) -> None:
+        fut = self.admin.create_topics([NewTopic(name, partitions, 1, config=config or {})])
+        fut[name].result(60)
+
+    def delete_topic(self, name: str) -> None:
+        with contextlib.suppress(Exception):
+            self.admin.delete_topics([name])[name].result(60)
+
+
+@contextlib.contextmanager
+def measured(broker: Broker):
+    """Yield a dict filled, on exit, with the broker's CPU seconds and peak RSS of the block."""
+    out: dict[str, float] = {}
+    broker.reset_peak()
+    cpu0 = broker.cpu_seconds()
+    t0 = time.perf_counter()
+    yield out
+    out["elapsed"] = time.perf_counter() - t0
+    out["cpu_s"] = broker.cpu_seconds() - cpu0
+    out["peak_rss_mb"] = broker.peak_rss_mb()
+
+
+# ---- a minimal raw client (request bytes by hand or with kio; responses only counted) --------
+
+
+class Raw:
+    def __init__(self, bootstrap: str) -> None:
+        host, port = bootstrap.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.corr = 0
+        self.buf = bytearray(64 * 1024)  # grown on demand (1,000 idle clients stay small)
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def send(self, api_key: int, version: int, body: bytes, flexible: bool = False) -> None:
+        self.corr += 1
+        head = struct.pack(">hhih", api_key, version, self.corr, 5) + b"bench"
+        if flexible:
+            head += b"\x00"
+        msg = head + body
+        self.sock.sendall(struct.pack(">i", len(msg)) + msg)
+
+    def recv(self) -> memoryview:
+        """One response frame, received into a reusable buffer (valid until the next recv)."""
+        size = struct.unpack(">i", self._exact(memoryview(bytearray(4)), 4))[0]
+        if size > len(self.buf):
+            self.buf = bytearray(size)
+        return self._exact(memoryview(self.buf), size)
+
+    def _exact(self, view: memoryview, n: int) -> memoryview:
+        got = 0
+        while got < n:
+            k = self.sock.recv_into(view[got:n])
+            if not k:
+                raise ConnectionError("broker closed the connection")
+            got += k
+        return view[:n]
+
+    def roundtrip(self, api_key: int, version: int, body: bytes, flexible: bool = False) -> int:
+        self.send(api_key, version, body, flexible)
+        return len(self.recv())
+
+
+def _str(s: str) -> bytes:
+    b = s.encode()
+    return struct.pack(">h", len(b)) + b
+
+
+def fetch_v11(topic: str, offsets: dict[int, int], max_bytes: int, part_max: int,
+              max_wait_ms: int = 500, min_bytes: int = 1) -> bytes:
+    """A Fetch v11 request body (sessionless, read_uncommitted) by hand."""
+    body = struct.pack(">iiiibii", -1, max_wait_ms, min_bytes, max_bytes, 0, 0, -1)
+    body += struct.pack(">i", 1) + _str(topic) + struct.pack(">i", len(offsets))
+    for p, off in offsets.items():
+        body += struct.pack(">iiqqi", p, -1, off, -1, part_max)
+    return body + struct.pack(">i", 0) + _str("")
+
+
+def parse_fetch_v11(frame: memoryview) -> dict[int, tuple[int, int, int]]:
+    """{partition: (error, next offset or -1, record bytes)} walking batch headers only."""
+    pos = 4 + 4 + 2 + 4  # correlation id, throttle, error, session id
+    out = {}
+    (ntopics,) = struct.unpack_from(">i", frame, pos)
+    pos += 4
+    for _ in range(ntopics):
+        (tlen,) = struct.unpack_from(">h", frame, pos)
+        pos += 2 + tlen
+        (nparts,) = struct.unpack_from(">i", frame, pos)
+        pos += 4
+        for _ in range(nparts):
+            part, err = struct.unpack_from(">ih", frame, pos)
+            pos += 4 + 2 + 24
+            (naborted,) = struct.unpack_from(">i", frame, pos)
+            pos += 4 + max(naborted, 0) * 16 + 4
+            (rlen,) = struct.unpack_from(">i", frame, pos)
+            pos += 4
+            nxt = -1
+            end = pos + max(rlen, 0)
+            p = pos
+            while p + 27 <= end:
+                base, blen = struct.unpack_from(">qi", frame, p)
+                if p + 12 + blen > end:
+                    break
+                (delta,) = struct.unpack_from(">i", frame, p + 23)
+                nxt = base + delta + 1
+                p += 12 + blen
+            out[part] = (err, nxt, max(rlen, 0))
+            pos = end
+    return out
+
+
+def metadata_v12_all() -> bytes:
+    """Metadata v12 body asking for all topics (null topic array), no auto-creation."""
+    return b"\x00" + b"\x00" + b"\x00" + b"\x00"  # topics null, allow_auto=0, authz=0, tags
+
+
+# ---- ceilings ----------------------------------------------------------------------------
+
+
+def _sink_process(ports, results) -> None:
+    """Child process on the client core: accept one connection, count bytes until EOF, as the
+    raw fetch client receives (recv_into a large buffer)."""
+    pin(CLIENT_CPU)
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
-    port = srv.getsockname()[1]
-    received = 0
+    ports.put(srv.getsockname()[1])
+    conn, _ = srv.accept()
+    view = memoryview(bytearray(16 * MiB))
+    n = 0
+    while True:
+        k = conn.recv_into(view)
+        if not k:
+            break
+        n += k
+    results.put((n, time.perf_counter()))
 
-    def sink() -> None:
-        nonlocal received
-        if TWO_CORES:
-            os.sched_setaffinity(0, {1})
-        conn, _ = srv.accept()
-        buf = bytearray(MiB)
-        while True:
-            n = conn.recv_into(buf)
-            if not n:
-                break
-            received += n
-        conn.close()
 
-    t = threading.Thread(target=sink)
-    t.start()
-    c = socket.create_connection(("127.0.0.1", port))
+def _to_sink(send) -> float:
+    """MB/s of `send(socket)` from the broker core to a receiving process on the client core,
+    from the first byte sent to the last byte received."""
+    ctx = mp.get_context("spawn")
+    ports, results = ctx.Queue(), ctx.Queue()
+    proc = ctx.Process(target=_sink_process, args=(ports, results))
+    proc.start()
+    try:
+        c = socket.create_connection(("127.0.0.1", ports.get(timeout=30)))
+        pin(BROKER_CPU)
+        try:
+            start = time.perf_counter()
+            send(c)
+            c.close()
+        finally:
+            pin(CLIENT_CPU)
+        n, end = results.get(timeout=120)
+    finally:
+        proc.join(30)
+    return n / (end - start) / MB
+
+
+def ceiling_loopback(total: int) -> float:
+    """Python blocking-socket loopback TCP, 1 MiB writes, from the broker core."""
     chunk = b"\x00" * MiB
-    start = time.perf_counter()
-    sent = 0
-    while sent < total:
-        c.sendall(chunk)
-        sent += len(chunk)
-    c.close()
-    t.join()
-    elapsed = time.perf_counter() - start
-    srv.close()
-    return received / elapsed / 1e6
+
+    def send(c: socket.socket) -> None:
+        for _ in range(total // MiB):
+            c.sendall(chunk)
+
+    return _to_sink(send)
 
 
-def vm_hwm_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return 0
+def ceiling_sendfile(directory: Path, total: int) -> float:
+    """os.sendfile from a page-cached file to a loopback socket, from the broker core."""
+    path = directory / "sendfile.ceiling"
+    size = min(total, 256 * MiB)
+    with open(path, "wb") as f:
+        for _ in range(size // MiB):
+            f.write(os.urandom(64) * (MiB // 64))
+    with open(path, "rb") as f:  # page cache warm
+        while f.read(8 * MiB):
+            pass
+    fd = os.open(path, os.O_RDONLY)
+
+    def send(c: socket.socket) -> None:
+        # non-blocking with a readiness wait, as the broker sends (a blocking sendfile wakes on
+        # every bit of freed buffer and measures ~40 % lower on this VM)
+        c.setblocking(False)
+        poller = select.poll()
+        poller.register(c, select.POLLOUT)
+        for _ in range(max(total // size, 1)):
+            off = 0
+            while off < size:
+                try:
+                    off += os.sendfile(c.fileno(), fd, off, size - off)
+                except BlockingIOError:
+                    poller.poll()
+        c.setblocking(True)
+
+    try:
+        return _to_sink(send)
+    finally:
+        os.close(fd)
+        path.unlink()
 
 
-def produce_run(
-    bootstrap: str, topic: str, records: int, size: int, acks: str
-) -> tuple[float, float]:
-    p = Producer(
-        {
-            "bootstrap.servers": bootstrap,
-            "acks": acks,
-            "linger.ms": 5,
-            "batch.size": MiB,
-            "queue.buffering.max.kbytes": 256 * 1024,
-            "enable.idempotence": False,
-        }
-    )
+def ceiling_file_write(directory: Path, total: int) -> tuple[float, float]:
+    """Sequential 1 MiB os.write to the log directory's disk: (buffered MB/s, incl. fsync MB/s)."""
+    path = directory / "write.ceiling"
+    chunk = os.urandom(64) * (MiB // 64)
+    pin(BROKER_CPU)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        start = time.perf_counter()
+        for _ in range(total // MiB):
+            os.write(fd, chunk)
+        t1 = time.perf_counter()
+        os.fsync(fd)
+        t2 = time.perf_counter()
+    finally:
+        pin(CLIENT_CPU)
+        os.close(fd)
+        path.unlink()
+    n = total // MiB * MiB
+    return n / (t1 - start) / MB, n / (t2 - start) / MB
+
+
+def client_enqueue_rate(size: int, n: int = 300_000) -> float:
+    """records/s one confluent-kafka producer can hand to librdkafka with no broker at all:
+    the load client's own ceiling."""
+    p = Producer({"bootstrap.servers": "127.0.0.1:1", "linger.ms": 5, "batch.size": MiB,
+                  "queue.buffering.max.messages": 2 * n, "queue.buffering.max.kbytes": 2**21,
+                  "log_level": 0, "message.timeout.ms": 1000})
     payload = os.urandom(size)
     start = time.perf_counter()
-    for _ in range(records):
+    for _ in range(n):
+        p.produce("t", payload)
+    rate = n / (time.perf_counter() - start)
+    p.purge()
+    p.flush(0)
+    return rate
+
+
+def run_ceilings(s: Settings, res: Results, directory: Path, _rep: int) -> None:
+    progress("ceilings: loopback TCP, sendfile, file write, client enqueue")
+    # a ceiling is the best this machine does: the best of 3 tries in each run
+    res.add("ceil.loopback", "ceilings", "Python loopback TCP, blocking, 1 MiB writes", "MB/s",
+            max(ceiling_loopback(s.ceiling_bytes) for _ in range(3)))
+    res.add("ceil.sendfile", "ceilings", "os.sendfile page-cached file → loopback socket", "MB/s",
+            max(ceiling_sendfile(directory, s.ceiling_bytes) for _ in range(3)))
+    buffered, synced = max(ceiling_file_write(directory, s.ceiling_bytes) for _ in range(3))
+    res.add("ceil.write", "ceilings", "sequential write to the log dir's disk, incl. fsync",
+            "MB/s", synced)
+    res.add("ceil.write_buffered", "ceilings", "sequential write, page cache only (no fsync)",
+            "MB/s", buffered)
+    for size in (100, 1024):
+        res.add(f"ceil.client.{size}", "ceilings",
+                f"confluent-kafka produce() enqueue, {size} B, no broker", "records/s",
+                client_enqueue_rate(size))
+
+
+# ---- produce -------------------------------------------------------------------------------
+
+
+def producer_config(bootstrap: str, acks: str, codec: str, linger_ms: float = 5) -> dict:
+    return {
+        "bootstrap.servers": bootstrap,
+        "acks": acks,
+        "linger.ms": linger_ms,
+        "batch.size": MiB,
+        "message.max.bytes": 2 * MiB,
+        "compression.type": codec,
+        "queue.buffering.max.kbytes": 256 * 1024,
+        "queue.buffering.max.messages": 1_000_000,
+        "enable.idempotence": False,
+        "delivery.report.only.error": True,
+    }
+
+
+def confluent_produce(bootstrap: str, topic: str, size: int, seconds: float, acks: str = "1",
+                      codec: str = "none", partitions: int = 1) -> tuple[int, float]:
+    """Produce for `seconds` as fast as the broker takes it; return (records acked, elapsed)."""
+    errors: list[str] = []
+
+    def on_delivery(err, _msg) -> None:
+        if err is not None:
+            errors.append(str(err))
+
+    p = Producer({**producer_config(bootstrap, acks, codec), "on_delivery": on_delivery})
+    # compressible payloads, as real data is (random bytes would make lz4 pointless)
+    base = (b"kafkapy benchmark record " * (size // 25 + 1))[:size]
+    payloads = [bytes([i]) + base[1:] for i in range(16)]
+    p.produce(topic, payloads[0], partition=0)  # metadata and connection before the clock
+    p.flush(30)
+    n = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    produce = p.produce
+    while True:
+        for i in range(1000):
+            payload = payloads[i & 15]
+            while True:
+                try:
+                    if partitions > 1:
+                        produce(topic, payload, partition=i % partitions)
+                    else:
+                        produce(topic, payload)
+                    break
+                except BufferError:
+                    p.poll(0.001)
+        n += 1000
+        if time.perf_counter() >= deadline:
+            break
+    left = p.flush(120)
+    elapsed = time.perf_counter() - start
+    if left or errors:
+        raise RuntimeError(f"produce: {left} undelivered, errors: {Counter(errors).most_common(3)}")
+    return n, elapsed
+
+
+def record_run(res: Results, key: str, section: str, label: str, m: dict, records: int,
+               size: int, ceiling_mb: str | None = None, rec_ceiling: str | None = None) -> None:
+    mb = records * size / MB
+    res.add(f"{key}.rec_s", section, label, "records/s", records / m["elapsed"], rec_ceiling)
+    res.add(f"{key}.mb_s", section, label, "MB/s", mb / m["elapsed"], ceiling_mb)
+    res.add(f"{key}.cpu_mb", section, label, "broker CPU ms/MB", m["cpu_s"] / mb * 1000,
+            higher_is_better=False)
+    res.add(f"{key}.rss", section, label, "broker peak RSS MB", m["peak_rss_mb"],
+            higher_is_better=False)
+
+
+def produce_matrix(s: Settings) -> list[tuple[int, str, str, int]]:
+    return [(size, acks, codec, parts) for size in (100, 1024) for acks in ("1", "all")
+            for codec in ("none", "lz4") for parts in (1, 8)]
+
+
+def run_produce(s: Settings, res: Results, root: Path, rep: int) -> None:
+    with Broker(root, f"produce-{rep}") as b:
+        for i, (size, acks, codec, parts) in enumerate(produce_matrix(s)):
+            topic = f"p{i}"
+            b.create_topic(topic, parts)
+            label = f"produce {size} B, acks={acks}, {codec}, {parts} partition{'s' * (parts > 1)}"
+            progress(f"{label} ({s.produce_s:g} s)")
+            with measured(b) as m:
+                n, elapsed = confluent_produce(b.bootstrap, topic, size, s.produce_s, acks, codec,
+                                               parts)
+            m["elapsed"] = elapsed  # producer side: first record to last acknowledgement
+            record_run(res, f"produce.{size}.{acks}.{codec}.{parts}", "produce", label, m, n, size,
+                       "ceil.write", f"ceil.client.{size}")
+            b.delete_topic(topic)
+
+
+def kafka_python_produce(
+    bootstrap: str, topic: str, size: int, seconds: float
+) -> tuple[int, float]:
+    from kafka import KafkaProducer
+
+    p = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=5, batch_size=MiB,
+                      max_request_size=2 * MiB)
+    payload = os.urandom(size)
+    p.send(topic, payload).get(30)
+    n = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        for _ in range(500):
+            p.send(topic, payload)
+        n += 500
+    p.flush(120)
+    elapsed = time.perf_counter() - start
+    p.close()
+    return n, elapsed
+
+
+def run_kafka_python(s: Settings, res: Results, root: Path, rep: int) -> None:
+    with Broker(root, f"kafka-python-{rep}") as b:
+        for size in (100, 1024):
+            topic = f"kp{size}"
+            b.create_topic(topic, 1)
+            label = f"kafka-python produce {size} B, acks=1, none, 1 partition (reference)"
+            progress(label)
+            with measured(b) as m:
+                n, elapsed = kafka_python_produce(b.bootstrap, topic, size, s.produce_s)
+            m["elapsed"] = elapsed
+            record_run(res, f"kafka_python.{size}", "produce", label, m, n, size, "ceil.write")
+
+
+# ---- fetch ----------------------------------------------------------------------------------
+
+
+def fill_topic(bootstrap: str, topic: str, size: int, total_bytes: int) -> int:
+    p = Producer(producer_config(bootstrap, "1", "none"))
+    payload = os.urandom(size)
+    n = total_bytes // size
+    for _ in range(n):
         while True:
             try:
                 p.produce(topic, payload)
                 break
             except BufferError:
                 p.poll(0.001)
-    p.flush(120)
-    elapsed = time.perf_counter() - start
-    return records / elapsed, records * size / elapsed / 1e6
+    if p.flush(300):
+        raise RuntimeError("fill: records left undelivered")
+    return n
 
 
-def fetch_run(bootstrap: str, topic: str, records: int, size: int) -> tuple[float, float]:
-    """Read the whole partition from the beginning with kcat (librdkafka, in C), so the client's
-    per-message cost does not hide the broker's fetch path."""
+def warm_page_cache(log_dir: Path, topic: str) -> None:
+    for seg in sorted((log_dir / f"{topic}-0").glob("*.log")):
+        with open(seg, "rb") as f:
+            while f.read(8 * MiB):
+                pass
+
+
+def raw_fetch_all(bootstrap: str, topic: str, end_offset: int) -> tuple[int, int, float]:
+    """Read partition 0 from offset 0 to end_offset with Fetch v11 requests of up to 50 MiB,
+    counting bytes only; return (record bytes, requests, elapsed)."""
+    c = Raw(bootstrap)
+    c.buf = bytearray(64 * MiB)
+    offset = 0
+    total = 0
+    requests = 0
+    start = time.perf_counter()
+    try:
+        while offset < end_offset:
+            c.send(1, 11, fetch_v11(topic, {0: offset}, 50 * MiB, 50 * MiB))
+            err, nxt, nbytes = parse_fetch_v11(c.recv())[0]
+            requests += 1
+            if err or nxt < 0:
+                raise RuntimeError(f"fetch at {offset}: error {err}, next {nxt}")
+            offset = nxt
+            total += nbytes
+    finally:
+        c.close()
+    return total, requests, time.perf_counter() - start
+
+
+def kcat_fetch(bootstrap: str, topic: str, records: int) -> float:
     start = time.perf_counter()
     out = subprocess.run(
-        ["kcat", "-b", bootstrap, "-C", "-t", topic, "-o", "beginning", "-e", "-q",
-         "-X", "fetch.max.bytes=52428800", "-X", "max.partition.fetch.bytes=10485760",
-         "-f", "%o\n"],
-        capture_output=True, check=True, timeout=600,
+        ["kcat", "-b", bootstrap, "-C", "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q",
+         "-X", "fetch.max.bytes=52428800", "-X", "max.partition.fetch.bytes=52428800",
+         "-f", "\n"],
+        capture_output=True, check=True, timeout=900,
     )
-    elapsed = time.perf_counter() - start
     got = out.stdout.count(b"\n")
     if got != records:
-        raise RuntimeError(f"fetched {got} records, expected {records}")
-    return got / elapsed, got * size / elapsed / 1e6
+        raise RuntimeError(f"kcat fetched {got} records, expected {records}")
+    return time.perf_counter() - start
 
 
-def median_range(values: list[float]) -> str:
-    return f"{statistics.median(values):,.1f} ({min(values):,.1f}-{max(values):,.1f})"
+def run_fetch(s: Settings, res: Results, root: Path, rep: int) -> None:
+    size = 1024
+    with Broker(root, f"fetch-{rep}") as b:
+        b.create_topic("f", 1)
+        progress(f"fetch: filling a partition with {s.fetch_bytes // MiB} MiB of {size} B records")
+        records = fill_topic(b.bootstrap, "f", size, s.fetch_bytes)
+        log_bytes = sum(p.stat().st_size for p in (b.log_dir / "f-0").glob("*.log"))
+        warm_page_cache(b.log_dir, "f")
+        raw_fetch_all(b.bootstrap, "f", records)  # warm the broker (indexes, first requests)
+        progress("fetch: raw Fetch v11 loop, page cache warm")
+        with measured(b) as m:
+            nbytes, requests, elapsed = raw_fetch_all(b.bootstrap, "f", records)
+        m["elapsed"] = elapsed
+        res.add("fetch.raw.mb_s", "fetch",
+                f"fetch {log_bytes / MiB:,.0f} MiB from the start, raw Fetch loop (bytes counted)",
+                "MB/s", nbytes / elapsed / MB, "ceil.sendfile")
+        res.add("fetch.raw.rec_s", "fetch", "fetch, raw Fetch loop", "records/s",
+                records / elapsed)
+        res.add("fetch.raw.cpu_mb", "fetch", "fetch, raw Fetch loop", "broker CPU ms/MB",
+                m["cpu_s"] / (nbytes / MB) * 1000, higher_is_better=False)
+        res.add("fetch.raw.rss", "fetch", "fetch, raw Fetch loop", "broker peak RSS MB",
+                m["peak_rss_mb"], higher_is_better=False)
+        res.add("fetch.raw.req_ms", "fetch", "fetch, raw Fetch loop", "ms per 50 MiB request",
+                elapsed / requests * 1000, higher_is_better=False)
+        res.extra["fetch_log_bytes"] = log_bytes
+        progress("fetch: kcat (librdkafka) from the start, for reference")
+        warm_page_cache(b.log_dir, "f")
+        with measured(b) as m:
+            elapsed = kcat_fetch(b.bootstrap, "f", records)
+        res.add("fetch.kcat.mb_s", "fetch", "fetch from the start, kcat (client-bound reference)",
+                "MB/s", log_bytes / elapsed / MB, "ceil.sendfile")
+        res.add("fetch.kcat.rec_s", "fetch", "fetch, kcat", "records/s", records / elapsed)
+        res.add("fetch.kcat.rss", "fetch", "fetch, kcat", "broker peak RSS MB", m["peak_rss_mb"],
+                higher_is_better=False)
+        if s.profile:
+            profile_broker(b, "fetch", lambda: raw_fetch_all(b.bootstrap, "f", records), res)
+
+
+# ---- end-to-end latency ----------------------------------------------------------------------
+
+
+def latency_consumer(bootstrap: str, topic: str, expected: int, timeout: float, ready, out) -> None:
+    """Child process: read partition 0 from offset 0 and measure receive time - send time."""
+    pin(CLIENT_CPU)
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "latency-bench",
+                  "enable.auto.commit": False, "fetch.wait.max.ms": 100,
+                  "fetch.error.backoff.ms": 1, "log_level": 0})
+    c.assign([TopicPartition(topic, 0, 0)])
+    c.consume(1, 1.0)  # connected and fetching before the producer starts
+    cpu0 = time.process_time()
+    ready.set()
+    lat: list[float] = []
+    deadline = time.monotonic() + timeout
+    unpack = struct.Struct(">q").unpack_from
+    while len(lat) < expected and time.monotonic() < deadline:
+        # poll returns as soon as one record is there; consume(n, 0) then takes what else is
+        # already queued without waiting (consume(n, t) would wait for n records or t)
+        first = c.poll(0.05)
+        if first is None:
+            continue
+        msgs = [first, *c.consume(5000, 0)]
+        now = time.monotonic_ns()
+        for msg in msgs:
+            if msg.error() is None:
+                lat.append((now - unpack(msg.value())[0]) / 1e6)
+    cpu = time.process_time() - cpu0
+    c.close()
+    out.put((lat, cpu))
+
+
+def paced_produce(bootstrap: str, topic: str, size: int, rate: float, seconds: float) -> int:
+    """Produce `rate` records/s for `seconds` in 1 ms ticks, the send time in the payload."""
+    p = Producer(producer_config(bootstrap, "1", "none", linger_ms=1))
+    pad = b"\x00" * (size - 8)
+    pack = struct.Struct(">q").pack
+    p.produce(topic, pack(time.monotonic_ns()) + pad)  # connected before the clock starts
+    p.flush(30)
+    total = int(rate * seconds)
+    sent = 0
+    start = time.monotonic()
+    while sent < total:
+        due = min(total, int((time.monotonic() - start) * rate) + 1)
+        while sent < due:
+            try:
+                p.produce(topic, pack(time.monotonic_ns()) + pad)
+                sent += 1
+            except BufferError:
+                p.poll(0.0005)
+        p.poll(0)
+        time.sleep(0.0005)
+    p.flush(60)
+    return sent
+
+
+def percentile(sorted_vals: list[float], q: float) -> float:
+    if not sorted_vals:
+        return float("nan")
+    k = min(len(sorted_vals) - 1, max(0, round(q / 100 * (len(sorted_vals) - 1))))
+    return sorted_vals[k]
+
+
+def run_latency(s: Settings, res: Results, root: Path, rep: int) -> None:
+    size = 1024
+    max_rate = res.median(f"produce.{size}.1.none.1.rec_s")
+    with Broker(root, f"latency-{rep}") as b:
+        if max_rate is None:
+            b.create_topic("lmax", 1)
+            n, el = confluent_produce(b.bootstrap, "lmax", size, s.produce_s)
+            max_rate = n / el
+        res.extra["latency_max_rate"] = max_rate
+        ctx = mp.get_context("spawn")
+        for i, frac in enumerate((0.1, 0.5, 0.9)):
+            topic = f"lat{i}"
+            b.create_topic(topic, 1)
+            rate = max_rate * frac
+            progress(f"latency at {frac:.0%} of max = {rate:,.0f} records/s of {size} B")
+            expected = int(rate * s.latency_s) + 1  # + the producer's warm-up record
+            ready, q = ctx.Event(), ctx.Queue()
+            proc = ctx.Process(target=latency_consumer,
+                               args=(b.bootstrap, topic, expected, s.latency_s + 30, ready, q))
+            proc.start()
+            try:
+                if not ready.wait(60):
+                    raise RuntimeError("latency consumer did not start")
+                cpu0 = time.process_time()
+                with measured(b) as m:
+                    sent = paced_produce(b.bootstrap, topic, size, rate, s.latency_s)
+                    lat, consumer_cpu = q.get(timeout=s.latency_s + 60)
+                client_cpu = time.process_time() - cpu0 + consumer_cpu
+            finally:
+                proc.join(30)
+                if proc.is_alive():
+                    proc.kill()
+            skip = len(lat) // 20  # the first 5 %: connection warm-up
+            lat = sorted(lat[skip:])
+            label = f"end-to-end latency at {frac:.0%} of max produce rate"
+            key = f"latency.{int(frac * 100)}"
+            for q_, name in ((50, "p50"), (99, "p99"), (99.9, "p99.9")):
+                res.add(f"{key}.{name}", "latency", label, f"{name} ms", percentile(lat, q_),
+                        higher_is_better=False)
+            res.add(f"{key}.rate", "latency", label, "offered records/s", sent / s.latency_s)
+            res.add(f"{key}.received", "latency", label, "records received", len(lat) + skip)
+            res.add(f"{key}.rss", "latency", label, "broker peak RSS MB", m["peak_rss_mb"],
+                    higher_is_better=False)
+            res.add(f"{key}.client_busy", "latency", label, "client core busy %",
+                    client_cpu / m["elapsed"] * 100, higher_is_better=False,
+                    note="producer + consumer processes, both on the client core")
+            res.add(f"{key}.broker_busy", "latency", label, "broker core busy %",
+                    m["cpu_s"] / m["elapsed"] * 100, higher_is_better=False)
+            b.delete_topic(topic)
+
+
+# ---- scale -----------------------------------------------------------------------------------
+
+
+def timed_roundtrips(c: Raw, api_key: int, version: int, body: bytes, n: int,
+                     flexible: bool = False) -> tuple[float, int]:
+    """Median ms of n round trips and the response size."""
+    times = []
+    size = 0
+    for _ in range(n):
+        t = time.perf_counter()
+        size = c.roundtrip(api_key, version, body, flexible)
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times), size
+
+
+def run_scale(s: Settings, res: Results, root: Path, rep: int) -> None:
+    parts = 1000
+    with Broker(root, f"scale-{rep}", {"group.initial.rebalance.delay.ms": "0"}) as b:
+        progress(f"scale: creating a topic of {parts} partitions")
+        t = time.perf_counter()
+        b.create_topic("wide", parts)
+        res.add("scale.create_ms", "scale", f"CreateTopics, {parts} partitions", "ms",
+                (time.perf_counter() - t) * 1000, higher_is_better=False)
+        c = Raw(b.bootstrap)
+        ms, nbytes = timed_roundtrips(c, 3, 12, metadata_v12_all(), 30, flexible=True)
+        res.add("scale.metadata_ms", "scale", f"Metadata v12, all topics ({parts} partitions)",
+                "ms per request", ms, higher_is_better=False,
+                note=f"{nbytes / 1024:.0f} KiB response")
+        empty = fetch_v11("wide", dict.fromkeys(range(parts), 0), 50 * MiB, MiB, 0, 0)
+        ms, _ = timed_roundtrips(c, 1, 11, empty, 30)
+        res.add("scale.fetch_empty_ms", "scale", f"Fetch v11 of {parts} empty partitions",
+                "ms per request", ms, higher_is_better=False)
+        progress(f"scale: produce 100 B records over {parts} partitions")
+        with measured(b) as m:
+            n, elapsed = confluent_produce(b.bootstrap, "wide", 100, s.produce_s, partitions=parts)
+        m["elapsed"] = elapsed
+        record_run(res, "scale.produce_wide", "scale",
+                   f"produce 100 B, acks=1, none, over {parts} partitions", m, n, 100)
+        ms, nbytes = timed_roundtrips(c, 1, 11, empty, 10)
+        res.add("scale.fetch_full_ms", "scale",
+                f"Fetch v11 of {parts} partitions with data (1 MiB max each)", "ms per request",
+                ms, higher_is_better=False, note=f"{nbytes / MiB:.1f} MiB response")
+        c.close()
+
+        progress("scale: 1,000 idle connections plus one busy producer")
+        idle = []
+        with measured(b) as m_conn:
+            for _ in range(1000):
+                r = Raw(b.bootstrap)
+                r.roundtrip(18, 0, b"")  # ApiVersions v0: a real, served connection
+                idle.append(r)
+        res.add("scale.idle_rss", "scale", "1,000 idle connections open", "broker peak RSS MB",
+                m_conn["peak_rss_mb"], higher_is_better=False,
+                note=f"{m_conn['elapsed'] * 1000:.0f} ms to open and serve them")
+        try:
+            b.create_topic("busy", 1)
+            with measured(b) as m:
+                n, elapsed = confluent_produce(b.bootstrap, "busy", 1024, s.produce_s)
+            m["elapsed"] = elapsed
+            record_run(res, "scale.idle_conns", "scale",
+                       "produce 1024 B, acks=1, none, 1 partition, 1,000 idle connections open",
+                       m, n, 1024, "ceil.write")
+        finally:
+            for r in idle:
+                r.close()
+
+        progress("scale: 10 consumer groups committing at once")
+        b.create_topic("groups", 10)
+        run_commits(b, res, s.commit_s)
+
+
+def run_commits(b: Broker, res: Results, seconds: float) -> None:
+    groups = 10
+    consumers = []
+    for g in range(groups):
+        cons = Consumer({"bootstrap.servers": b.bootstrap, "group.id": f"bench-group-{g}",
+                         "enable.auto.commit": False, "session.timeout.ms": 30000,
+                         "log_level": 0})
+        cons.subscribe(["groups"])
+        consumers.append(cons)
+    deadline = time.monotonic() + 60
+    assigned = [False] * groups
+    while not all(assigned) and time.monotonic() < deadline:
+        for i, cons in enumerate(consumers):
+            cons.poll(0.05)
+            assigned[i] = assigned[i] or bool(cons.assignment())
+    if not all(assigned):
+        raise RuntimeError("consumer groups did not get their assignments within 60 s")
+    latencies: list[list[float]] = [[] for _ in range(groups)]
+    barrier = threading.Barrier(groups)
+
+    def commit_loop(i: int) -> None:
+        cons = consumers[i]
+        barrier.wait()
+        end = time.monotonic() + seconds
+        off = 0
+        while time.monotonic() < end:
+            off += 1
+            tps = [TopicPartition("groups", p, off) for p in range(10)]
+            t = time.perf_counter()
+            with contextlib.suppress(KafkaException):
+                cons.commit(offsets=tps, asynchronous=False)
+                latencies[i].append((time.perf_counter() - t) * 1000)
+
+    with measured(b) as m:
+        threads = [threading.Thread(target=commit_loop, args=(i,)) for i in range(groups)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    for cons in consumers:
+        cons.close()
+    flat = sorted(x for lst in latencies for x in lst)
+    label = "10 consumer groups committing at once (10 partitions each, sync commits)"
+    res.add("scale.commits_s", "scale", label, "commits/s", len(flat) / m["elapsed"])
+    res.add("scale.commit_p50", "scale", label, "p50 ms per commit", percentile(flat, 50),
+            higher_is_better=False)
+    res.add("scale.commit_p99", "scale", label, "p99 ms per commit", percentile(flat, 99),
+            higher_is_better=False)
+    res.add("scale.commit_cpu", "scale", label, "broker CPU ms per commit",
+            m["cpu_s"] * 1000 / max(len(flat), 1), higher_is_better=False)
+    res.add("scale.commit_rss", "scale", label, "broker peak RSS MB", m["peak_rss_mb"],
+            higher_is_better=False)
+
+
+# ---- cluster -----------------------------------------------------------------------------------
+
+
+def cluster_available() -> str | None:
+    """None if a 3-broker cluster can be started, else why not."""
+    try:
+        import kafkapy.testing as t
+    except ImportError as e:  # pragma: no cover
+        return str(e)
+    for name in ("BrokerCluster", "Cluster", "ClusterProcess"):
+        if hasattr(t, name):
+            return f"kafkapy.testing.{name} exists but this suite does not drive it yet"
+    return ("kafkapy.testing has no multi-broker cluster helper yet (and compat_tests has no "
+            "cluster fixture): the acks=all RF=3 run is skipped")
+
+
+# ---- profiling --------------------------------------------------------------------------------
+
+
+def profile_broker(b: Broker, name: str, load, res: Results, seconds: float = 4.0) -> None:
+    """py-spy the broker while `load()` runs; write collapsed stacks and top functions."""
+    spy = Path(sys.executable).with_name("py-spy")
+    if not spy.exists():
+        progress("py-spy not installed (.venv/bin/pip install py-spy): profile skipped")
+        return
+    out = RESULTS / "profiles"
+    out.mkdir(parents=True, exist_ok=True)
+    raw = out / f"{name}.collapsed.txt"
+    progress(f"profiling the broker under {name} load with py-spy")
+    load()  # warm: lazily imported schemas and first-request costs stay out of the profile
+    proc = subprocess.Popen(
+        [str(spy), "record", "-p", str(b.pid), "-r", "250", "-d", str(int(seconds)), "-f", "raw",
+         "--nonblocking", "-o", str(raw)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    time.sleep(0.5)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and proc.poll() is None:
+        load()
+    _, err = proc.communicate(timeout=60)
+    if not raw.exists():
+        progress(f"py-spy failed: {err.decode(errors='replace')[-400:]}")
+        return
+    top = summarize_profile(raw)
+    (out / f"{name}.top.txt").write_text(top)
+    res.extra.setdefault("profiles", {})[name] = top  # type: ignore[index]
+
+
+def summarize_profile(path: Path, n: int = 25) -> str:
+    """Top functions by self and by total (inclusive) samples from py-spy's collapsed stacks."""
+    self_c: Counter[str] = Counter()
+    total_c: Counter[str] = Counter()
+    samples = 0
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack:
+            continue
+        k = int(count)
+        samples += k
+        frames = [f.split(" (")[0] + " (" + f.split(" (")[-1].split(":")[0].split("/")[-1] + ")"
+                  if " (" in f else f for f in stack.split(";")]
+        frames = [f for f in frames if not f.startswith("process ") and not f.startswith("thread ")]
+        if frames:
+            self_c[frames[-1]] += k
+        for f in set(frames):
+            total_c[f] += k
+    lines = [f"{samples} samples", "", "self %   function (file)"]
+    lines += [f"{c / samples * 100:6.1f}  {f}" for f, c in self_c.most_common(n)]
+    lines += ["", "total %  function (file)"]
+    lines += [f"{c / samples * 100:6.1f}  {f}" for f, c in total_c.most_common(n)]
+    return "\n".join(lines) + "\n"
+
+
+def run_profiles(s: Settings, res: Results, root: Path) -> None:
+    with Broker(root, "profile") as b:
+        for size in (100, 1024):
+            topic = f"prof{size}"
+            b.create_topic(topic, 1)
+            profile_broker(b, f"produce-{size}B",
+                           lambda t=topic, z=size: confluent_produce(b.bootstrap, t, z, 1.0),
+                           res)
+        b.create_topic("wide", 1000)
+        c = Raw(b.bootstrap)
+        try:
+            profile_broker(b, "metadata-1000-partitions",
+                           lambda: timed_roundtrips(c, 3, 12, metadata_v12_all(), 20, True), res)
+        finally:
+            c.close()
+
+
+# ---- report -----------------------------------------------------------------------------------
+
+
+def targets(res: Results) -> list[tuple[str, str, str, bool | None]]:
+    """(target, measured, required, met) for each ratio target of issue 8."""
+    out: list[tuple[str, str, str, bool | None]] = []
+
+    def ratio(num: str, den: str, need: float, what: str) -> None:
+        a, b_ = res.median(num), res.median(den)
+        if a is None or b_ is None:
+            out.append((what, "not measured", f">= {need:.0%}", None))
+            return
+        r = a / b_
+        out.append((what, f"{fmt(a)} / {fmt(b_)} MB/s = {r:.0%}", f">= {need:.0%}", r >= need))
+
+    ratio("produce.1024.1.none.1.mb_s", "ceil.write", 0.5,
+          "produce 1 KiB (acks=1, none, 1 partition) vs file-write ceiling")
+    ratio("fetch.raw.mb_s", "ceil.sendfile", 0.7, "fetch vs os.sendfile ceiling")
+    v = res.median("produce.100.1.none.1.rec_s")
+    out.append(("produce 100 B records/s, one confluent-kafka producer (acks=1, none, 1 partition)",
+                "not measured" if v is None else f"{fmt(v)} records/s", ">= 400,000",
+                None if v is None else v >= 400_000))
+    v = res.median("latency.10.p99")
+    out.append(("p99 end-to-end latency at 10 % load",
+                "not measured" if v is None else f"{fmt(v)} ms", "<= 5 ms",
+                None if v is None else v <= 5))
+    rss = [max(r.values) for r in res.rows.values() if r.unit == "broker peak RSS MB" and r.values]
+    out.append(("broker peak RSS, every run", "not measured" if not rss else f"{fmt(max(rss))} MB",
+                "<= 200 MB", None if not rss else max(rss) <= 200))
+    out.append(("acks=all RF=3 vs acks=1", "skipped (no 3-broker cluster helper yet)", ">= 40%",
+                None))
+    return out
+
+
+def render(res: Results, s: Settings) -> str:
+    lines = [f"Mode: {'quick' if s.quick else 'full'}, {s.repeat} repeat(s); median "
+             f"(min–max). Broker on core {BROKER_CPU}, clients on core {CLIENT_CPU}. Load average "
+             f"at start/end: {_load(res, 'loadavg_start')} / {_load(res, 'loadavg_end')} "
+             "(above 0 means other processes shared the cores).", ""]
+    lines += ["| measurement | unit | value | compared to |", "| --- | --- | --- | --- |"]
+    section = None
+    for r in res.rows.values():
+        if r.section != section:
+            section = r.section
+            lines.append(f"| **{section}** | | | |")
+        cmp_ = ""
+        if r.ceiling and r.values and res.median(r.ceiling):
+            c = res.rows[r.ceiling]
+            ratio = statistics.median(r.values) / statistics.median(c.values)
+            cmp_ = f"{ratio:.0%} of {c.name.split(',')[0]} ({fmt(statistics.median(c.values))})"
+        if r.note:
+            cmp_ = f"{cmp_}; {r.note}" if cmp_ else r.note
+        lines.append(f"| {r.name} | {r.unit} | {fmt_values(r.values)} | {cmp_} |")
+    lines += ["", "| target (issue 8) | measured | required | |", "| --- | --- | --- | --- |"]
+    for what, got, need, met in targets(res):
+        mark = "n/a" if met is None else ("met" if met else "**missed**")
+        lines.append(f"| {what} | {got} | {need} | {mark} |")
+    for err in res.extra.get("errors", []):  # type: ignore[union-attr]
+        lines += ["", f"Section failed: {err}"]
+    if "cluster_note" in res.extra:
+        lines += ["", f"Cluster: {res.extra['cluster_note']}"]
+    return "\n".join(lines) + "\n"
+
+
+def _load(res: Results, key: str) -> str:
+    la = res.extra.get(key)
+    return f"{la[0]:.1f}" if la else "?"  # type: ignore[index]
+
+
+def render_summary(res: Results, s: Settings) -> str:
+    """The compact tables for the README: one line per configuration."""
+    def med(key: str) -> str:
+        r = res.rows.get(key)
+        return fmt_values(r.values) if r and r.values else "–"
+
+    def pct(key: str, ceiling: str) -> str:
+        a, b_ = res.median(key), res.median(ceiling)
+        return f"{a / b_:.0%}" if a is not None and b_ else "–"
+
+    mode = "quick" if s.quick else "full"
+    out = [f"`benchmarks/run.py --{mode}`" if s.quick else "`benchmarks/run.py`",
+           f"({s.repeat} repeats; median, min–max in parentheses; broker on core {BROKER_CPU}, "
+           f"clients on core {CLIENT_CPU}; load average at start/end "
+           f"{_load(res, 'loadavg_start')} / {_load(res, 'loadavg_end')}).", "",
+           "| ceiling (same run, best of 3) | MB/s |", "| --- | --- |"]
+    for key in ("ceil.loopback", "ceil.sendfile", "ceil.write", "ceil.write_buffered"):
+        if key in res.rows:
+            out.append(f"| {res.rows[key].name} | {med(key)} |")
+    for size in (100, 1024):
+        key = f"ceil.client.{size}"
+        if key in res.rows:
+            out.append(f"| {res.rows[key].name} | {med(key)} records/s |")
+    out += ["", "| produce (confluent-kafka) | records/s | MB/s | % of disk write | "
+            "broker CPU ms/MB | peak RSS MB |", "| --- | --- | --- | --- | --- | --- |"]
+    for size, acks, codec, parts in produce_matrix(s):
+        k = f"produce.{size}.{acks}.{codec}.{parts}"
+        if f"{k}.rec_s" in res.rows:
+            out.append(f"| {size} B, acks={acks}, {codec}, {parts} p | {med(k + '.rec_s')} | "
+                       f"{med(k + '.mb_s')} | {pct(k + '.mb_s', 'ceil.write')} | "
+                       f"{med(k + '.cpu_mb')} | {med(k + '.rss')} |")
+    for size in (100, 1024):
+        k = f"kafka_python.{size}"
+        if f"{k}.rec_s" in res.rows:
+            out.append(f"| kafka-python {size} B, acks=1, none, 1 p | {med(k + '.rec_s')} | "
+                       f"{med(k + '.mb_s')} | {pct(k + '.mb_s', 'ceil.write')} | "
+                       f"{med(k + '.cpu_mb')} | {med(k + '.rss')} |")
+    if "fetch.raw.mb_s" in res.rows:
+        size = res.extra.get("fetch_log_bytes", 0) / MiB  # type: ignore[operator]
+        out += ["", f"| fetch {size:,.0f} MiB from offset 0, page-cached | MB/s | "
+                "% of sendfile | records/s | broker CPU ms/MB | peak RSS MB |",
+                "| --- | --- | --- | --- | --- | --- |",
+                f"| raw Fetch v11 loop (counts bytes) | {med('fetch.raw.mb_s')} | "
+                f"{pct('fetch.raw.mb_s', 'ceil.sendfile')} | {med('fetch.raw.rec_s')} | "
+                f"{med('fetch.raw.cpu_mb')} | {med('fetch.raw.rss')} |",
+                f"| kcat (librdkafka; client-bound) | {med('fetch.kcat.mb_s')} | "
+                f"{pct('fetch.kcat.mb_s', 'ceil.sendfile')} | {med('fetch.kcat.rec_s')} | – | "
+                f"{med('fetch.kcat.rss')} |"]
+    if "latency.10.p50" in res.rows:
+        out += ["", "| end-to-end latency, 1 KiB, acks=1 | offered records/s | p50 ms | p99 ms | "
+                "p99.9 ms | client core busy | broker core busy |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
+        for lv in (10, 50, 90):
+            k = f"latency.{lv}"
+            out.append(f"| {lv} % of max | {med(k + '.rate')} | {med(k + '.p50')} | "
+                       f"{med(k + '.p99')} | {med(k + '.p99.9')} | {med(k + '.client_busy')} % | "
+                       f"{med(k + '.broker_busy')} % |")
+    scale = [r for r in res.rows.values() if r.section == "scale"]
+    if scale:
+        out += ["", "| scale | value | unit |", "| --- | --- | --- |"]
+        for r in scale:
+            note = f" ({r.note})" if r.note else ""
+            out.append(f"| {r.name}{note} | {fmt_values(r.values)} | {r.unit} |")
+    out += ["", "| target (issue 8) | measured | required | |", "| --- | --- | --- | --- |"]
+    for what, got, need, met in targets(res):
+        mark = "n/a" if met is None else ("met" if met else "**missed**")
+        out.append(f"| {what} | {got} | {need} | {mark} |")
+    for err in res.extra.get("errors", []):  # type: ignore[union-attr]
+        out += ["", f"Section failed: {err}"]
+    return "\n".join(out) + "\n"
+
+
+def load_results(path: Path) -> tuple[Results, Settings]:
+    """Results and settings back from a JSON file this script wrote (for --report)."""
+    doc = json.loads(path.read_text())
+    res = Results()
+    res.rows = {k: Row(**v) for k, v in doc["rows"].items()}
+    res.extra = doc.get("extra", {})
+    st = dict(doc["settings"])
+    st["data_dir"] = None
+    st["sections"] = tuple(st["sections"])
+    return res, Settings(**st)
+
+
+def plot_latency(res: Results, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        progress("matplotlib not installed: no latency plot")
+        return False
+    loads = [lv for lv in (10, 50, 90) if res.median(f"latency.{lv}.p50") is not None]
+    if not loads:
+        return False
+    rates = [res.median(f"latency.{lv}.rate") or 0 for lv in loads]
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    for name in ("p50", "p99", "p99.9"):
+        ys = [res.median(f"latency.{lv}.{name}") for lv in loads]
+        lo = [min(res.rows[f"latency.{lv}.{name}"].values) for lv in loads]
+        hi = [max(res.rows[f"latency.{lv}.{name}"].values) for lv in loads]
+        ax.errorbar(rates, ys, yerr=[[y - a for y, a in zip(ys, lo, strict=True)],
+                                     [b_ - y for y, b_ in zip(ys, hi, strict=True)]],
+                    marker="o", capsize=3, label=name)
+    ax.axhline(5, color="grey", linestyle="--", linewidth=0.8, label="5 ms target (p99 @ 10 %)")
+    ax.set_yscale("log")
+    ax.set_xlabel("offered load, 1 KiB records/s (10 / 50 / 90 % of max produce rate)")
+    ax.set_ylabel("end-to-end latency, ms")
+    ax.set_title("kafkapy end-to-end latency vs offered load")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+# ---- main -------------------------------------------------------------------------------------
+
+
+def guarded(res: Results, name: str, fn) -> None:
+    """Run one section; a failure is reported (and kept in the JSON) and the suite goes on."""
+    try:
+        fn()
+    except Exception as e:
+        msg = f"{name}: {type(e).__name__}: {e}"
+        progress(f"FAILED {msg}")
+        res.extra.setdefault("errors", []).append(msg)  # type: ignore[union-attr]
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--records", type=int, default=200_000)
-    ap.add_argument("--size", type=int, default=1024)
-    ap.add_argument("--repeat", type=int, default=3)
+    global RESULTS
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="the ~3 minute README run")
+    ap.add_argument("--repeat", type=int, default=None, help="runs per figure (full: 3, quick: 2)")
+    ap.add_argument("--only", help=f"comma-separated sections of: {','.join(SECTIONS)}")
+    ap.add_argument("--profile", action="store_true", help="py-spy the broker under load")
+    ap.add_argument("--data-dir", type=Path, default=None,
+                    help="parent of the brokers' log dirs (default: a temporary directory)")
+    ap.add_argument("--results", type=Path, default=RESULTS,
+                    help="directory for the JSON, tables and plot (default: benchmarks/results)")
+    ap.add_argument("--report", type=Path, default=None,
+                    help="only re-render the tables and plot from a results JSON file")
     args = ap.parse_args()
-    pin_client()
-    rows: dict[str, list[float]] = {
-        k: []
-        for k in (
-            "loopback_mb_s",
-            "produce_rec_s",
-            "produce_mb_s",
-            "fetch_rec_s",
-            "fetch_mb_s",
-            "broker_peak_rss_mb",
-        )
+    RESULTS = args.results
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.report:
+        res, s = load_results(args.report)
+        write_reports(res, s)
+        return 0
+    s = Settings.from_args(args)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
+    pin(CLIENT_CPU)
+    res = Results()
+    res.extra["loadavg_start"] = os.getloadavg()
+    started = time.monotonic()
+    if s.data_dir:
+        s.data_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=s.data_dir, prefix="kafkapy-bench-") as tmp:
+        root = Path(tmp)
+        for rep in range(s.repeat):
+            runs = [("ceilings", run_ceilings), ("produce", run_produce),
+                    ("kafka-python", run_kafka_python), ("fetch", run_fetch),
+                    ("latency", run_latency), ("scale", run_scale)]
+            for name, fn in runs:
+                if name in s.sections:
+                    progress(f"[{rep + 1}/{s.repeat}] {name}")
+                    guarded(res, name, functools.partial(fn, s, res, root, rep))
+        if s.profile:
+            guarded(res, "profile", functools.partial(run_profiles, s, res, root))
+    if "cluster" in s.sections:
+        res.extra["cluster_note"] = cluster_available()
+    mode = "quick" if s.quick else "full"
+    res.extra["duration_s"] = time.monotonic() - started
+    res.extra["loadavg_end"] = os.getloadavg()
+    payload = {
+        "mode": mode, "repeat": s.repeat, "cpu_count": os.cpu_count(),
+        "broker_cpu": BROKER_CPU, "client_cpu": CLIENT_CPU,
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(s).items()},
+        "rows": {k: vars(r) for k, r in res.rows.items()},
+        "targets": [dict(zip(("target", "measured", "required", "met"), t, strict=True))
+                    for t in targets(res)],
+        "extra": res.extra,
     }
-    for i in range(args.repeat):
-        progress(f"run {i + 1}/{args.repeat}: loopback ceiling")
-        rows["loopback_mb_s"].append(loopback_ceiling())
-        with tempfile.TemporaryDirectory() as tmp:
-            broker = BrokerProcess(Path(tmp), cpu=1 if TWO_CORES else None).start()
-            try:
-                admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-                admin.create_topics([NewTopic("bench", 1, 1)])["bench"].result(30)
-                progress(f"run {i + 1}: produce {args.records} x {args.size} B")
-                rec_s, mb_s = produce_run(broker.bootstrap, "bench", args.records, args.size, "1")
-                rows["produce_rec_s"].append(rec_s)
-                rows["produce_mb_s"].append(mb_s)
-                progress(f"run {i + 1}: fetch")
-                fetch_run(broker.bootstrap, "bench", args.records, args.size)  # warm page cache
-                rec_s, mb_s = fetch_run(broker.bootstrap, "bench", args.records, args.size)
-                rows["fetch_rec_s"].append(rec_s)
-                rows["fetch_mb_s"].append(mb_s)
-                rows["broker_peak_rss_mb"].append(vm_hwm_kib(broker.pid) / 1024)
-            finally:
-                broker.stop()
-    table = [
-        ("loopback TCP ceiling (1 MiB writes)", "MB/s", rows["loopback_mb_s"]),
-        (f"produce {args.size} B, acks=1, 1 partition", "records/s", rows["produce_rec_s"]),
-        (f"produce {args.size} B, acks=1, 1 partition", "MB/s", rows["produce_mb_s"]),
-        (f"fetch {args.size} B, page-cached, from start", "records/s", rows["fetch_rec_s"]),
-        (f"fetch {args.size} B, page-cached, from start", "MB/s", rows["fetch_mb_s"]),
-        ("broker peak RSS", "MB", rows["broker_peak_rss_mb"]),
-    ]
-    print(f"\n| measurement | unit | median (min-max) of {args.repeat} |")
-    print("| --- | --- | --- |")
-    for name, unit, vals in table:
-        print(f"| {name} | {unit} | {median_range(vals)} |")
-    out = Path(__file__).parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "latest.json").write_text(json.dumps({"args": vars(args), "runs": rows}, indent=2))
+    (RESULTS / f"{mode}.json").write_text(json.dumps(payload, indent=2, default=str))
+    write_reports(res, s)
+    progress(f"done in {res.extra['duration_s']:.0f} s; results in {RESULTS}/{mode}.json")
     return 0
+
+
+def write_reports(res: Results, s: Settings) -> None:
+    """Print the full table; write it, the README summary and the latency plot to results/."""
+    mode = "quick" if s.quick else "full"
+    table = render(res, s)
+    print(table)
+    (RESULTS / f"{mode}.md").write_text(table)
+    (RESULTS / f"{mode}-summary.md").write_text(render_summary(res, s))
+    progress(f"tables: {RESULTS / f'{mode}.md'}, {RESULTS / f'{mode}-summary.md'}")
+    if plot_latency(res, RESULTS / f"latency-{mode}.png"):
+        progress(f"latency plot: {RESULTS / f'latency-{mode}.png'}")
 
 
 if __name__ == "__main__":
