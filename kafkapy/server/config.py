@@ -234,6 +234,22 @@ def _choice(*allowed: str) -> Callable[[str, str], str]:
     return parse
 
 
+_ASSIGNOR_CLASSES = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+
+
+def _assignors(key: str, value: str) -> tuple[str, ...]:
+    """group.consumer.assignors: names (uniform, range) or Kafka's class names for them."""
+    items = tuple(
+        _ASSIGNOR_CLASSES.get(x.strip(), x.strip().lower()) for x in value.split(",") if x.strip()
+    )
+    if not items or any(x not in ("uniform", "range") for x in items):
+        raise _invalid(key, value, "a comma-separated list of uniform, range")
+    return items
+
+
 def _cleanup_policy(key: str, value: str) -> tuple[str, ...]:
     items = tuple(x.strip().lower() for x in value.split(",") if x.strip())
     if not items or any(x not in ("delete", "compact") for x in items):
@@ -296,6 +312,29 @@ _OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "group.min.session.timeout.ms": ("group_min_session_timeout_ms", _int_parser()),
     "group.max.session.timeout.ms": ("group_max_session_timeout_ms", _int_parser()),
     "group.max.size": ("group_max_size", _int_parser(1)),
+    "group.consumer.session.timeout.ms": ("group_consumer_session_timeout_ms", _int_parser(1)),
+    "group.consumer.min.session.timeout.ms": (
+        "group_consumer_min_session_timeout_ms",
+        _int_parser(1),
+    ),
+    "group.consumer.max.session.timeout.ms": (
+        "group_consumer_max_session_timeout_ms",
+        _int_parser(1),
+    ),
+    "group.consumer.heartbeat.interval.ms": (
+        "group_consumer_heartbeat_interval_ms",
+        _int_parser(1),
+    ),
+    "group.consumer.min.heartbeat.interval.ms": (
+        "group_consumer_min_heartbeat_interval_ms",
+        _int_parser(1),
+    ),
+    "group.consumer.max.heartbeat.interval.ms": (
+        "group_consumer_max_heartbeat_interval_ms",
+        _int_parser(1),
+    ),
+    "group.consumer.assignors": ("group_consumer_assignors", _assignors),
+    "group.consumer.max.size": ("group_consumer_max_size", _int_parser(1)),
     "transaction.state.log.num.partitions": (
         "transaction_state_log_num_partitions",
         _int_parser(1),
@@ -390,10 +429,7 @@ delete.records.purgatory.purge.interval.requests fetch.purgatory.purge.interval.
 producer.purgatory.purge.interval.requests producer.id.expiration.check.interval.ms
 producer.id.quota.window.num producer.id.quota.window.size.seconds
 group.coordinator.rebalance.protocols group.coordinator.new.enable group.coordinator.threads
-group.coordinator.append.linger.ms group.consumer.session.timeout.ms
-group.consumer.heartbeat.interval.ms group.consumer.max.session.timeout.ms
-group.consumer.min.session.timeout.ms group.consumer.max.heartbeat.interval.ms
-group.consumer.min.heartbeat.interval.ms group.consumer.max.size group.consumer.assignors
+group.coordinator.append.linger.ms
 group.consumer.migration.policy group.share.enable group.share.max.groups group.share.max.size
 group.share.session.timeout.ms group.share.heartbeat.interval.ms group.share.record.lock.duration.ms
 group.consumer.offset.metadata.max.bytes offsets.load.buffer.size offsets.commit.required.acks
@@ -501,6 +537,14 @@ class BrokerConfig:
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1800000
     group_max_size: int = INT_MAX
+    group_consumer_session_timeout_ms: int = 45000
+    group_consumer_min_session_timeout_ms: int = 45000
+    group_consumer_max_session_timeout_ms: int = 60000
+    group_consumer_heartbeat_interval_ms: int = 5000
+    group_consumer_min_heartbeat_interval_ms: int = 5000
+    group_consumer_max_heartbeat_interval_ms: int = 15000
+    group_consumer_assignors: tuple[str, ...] = ("uniform", "range")
+    group_consumer_max_size: int = INT_MAX
     transaction_state_log_num_partitions: int = 50
     transaction_state_log_replication_factor: int = 3
     transaction_state_log_min_isr: int = 2
@@ -578,6 +622,27 @@ class BrokerConfig:
         return config
 
     def _check_consistency(self) -> None:
+        for name, lo, hi in (
+            (
+                "group.consumer.session.timeout.ms",
+                self.group_consumer_min_session_timeout_ms,
+                self.group_consumer_max_session_timeout_ms,
+            ),
+            (
+                "group.consumer.heartbeat.interval.ms",
+                self.group_consumer_min_heartbeat_interval_ms,
+                self.group_consumer_max_heartbeat_interval_ms,
+            ),
+        ):
+            value = getattr(self, name.replace(".", "_"))
+            if not lo <= value <= hi:
+                raise _invalid(name, value, f"must be between {lo} and {hi} (the min/max settings)")
+        if self.group_consumer_heartbeat_interval_ms >= self.group_consumer_session_timeout_ms:
+            raise _invalid(
+                "group.consumer.heartbeat.interval.ms",
+                self.group_consumer_heartbeat_interval_ms,
+                "must be less than group.consumer.session.timeout.ms",
+            )
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise _invalid(
                 "group.min.session.timeout.ms",

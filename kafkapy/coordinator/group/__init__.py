@@ -8,10 +8,13 @@ Modules:
 - ``pending``: the future-like answers the coordinator completes later.
 - ``timers``: the deadline table (session, rebalance, initial delay, sync, offset expiry).
 - ``classic``: a classic group and its members, with the state machine as a transition table.
+- ``consumer``: a consumer-protocol (KIP-848) group, its members and reconciliation.
+- ``assignors``: the server-side assignors of the consumer protocol, uniform and range.
+- ``modern``: the ConsumerGroupHeartbeat/ConsumerGroupDescribe operations (a coordinator mixin).
 - ``coordinator``: the operations behind each API, loading, expiry.
 
-The group kind is recorded on each group (``ClassicGroup.group_type == "classic"``) so that a
-KIP-848 "consumer" group can live beside it in the same coordinator later.
+Each group records its kind (``group_type``: "classic" or "consumer"); both kinds live in the
+same coordinator and the same __consumer_offsets partitions.
 """
 
 from .coordinator import CoordinatorConfig, GroupCoordinator, OffsetsLog

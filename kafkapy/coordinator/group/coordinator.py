@@ -12,7 +12,12 @@ until then every group of that partition answers COORDINATOR_LOAD_IN_PROGRESS.
 
 The rules follow Apache Kafka's classic group coordinator (GroupMetadataManager and ClassicGroup
 of Kafka 4.0): KIP-394 member ids, KIP-345 static membership, generation fencing, the initial
-rebalance delay, pending-sync expiry, group.max.size, offset expiry (KIP-211).
+rebalance delay, pending-sync expiry, group.max.size, offset expiry (KIP-211). Consumer-protocol
+groups (KIP-848) live in the same ``groups`` table; their operations are in ``modern``. A group is
+one kind or the other: classic APIs aimed at a consumer group answer as Kafka 4.0 does for a group
+without classic members (UNKNOWN_MEMBER_ID for Heartbeat/SyncGroup/LeaveGroup,
+INCONSISTENT_GROUP_PROTOCOL for JoinGroup, GROUP_ID_NOT_FOUND for DescribeGroups), and offsets
+committed by its members are checked against their member epoch (STALE_MEMBER_EPOCH).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from .classic import (
     OffsetAndMetadata,
     SyncResult,
 )
+from .consumer import ConsumerGroup
+from .modern import ConsumerProtocolMixin, NoTopics, TopicsView, group_tombstones
 from .partitioning import partition_for
 from .pending import Pending
 from .timers import Timers
@@ -64,6 +71,10 @@ class CoordinatorConfig:
     offsets_retention_check_interval_ms: int = 600_000
     offset_metadata_max_bytes: int = 4096
     new_member_join_timeout_ms: int = 300_000
+    consumer_session_timeout_ms: int = 45_000
+    consumer_heartbeat_interval_ms: int = 5_000
+    consumer_assignors: tuple[str, ...] = ("uniform", "range")
+    consumer_max_size: int = 2**31 - 1
 
 
 @dataclass(slots=True)
@@ -106,6 +117,7 @@ class GroupDescription:
     protocol_type: str = ""
     protocol_data: str = ""
     members: list[MemberDescription] = field(default_factory=list)
+    message: str | None = None
 
 
 @dataclass(slots=True)
@@ -120,11 +132,14 @@ def valid_group_id(group_id: str | None) -> bool:
     return bool(group_id) and len(group_id.encode("utf-8")) <= MAX_GROUP_ID_BYTES  # type: ignore[union-attr]
 
 
-class GroupCoordinator:
-    def __init__(self, config: CoordinatorConfig, log_: OffsetsLog) -> None:
+class GroupCoordinator(ConsumerProtocolMixin):
+    def __init__(
+        self, config: CoordinatorConfig, log_: OffsetsLog, topics: TopicsView | None = None
+    ) -> None:
         self.config = config
         self.log = log_
-        self.groups: dict[str, ClassicGroup] = {}
+        self.topics = topics if topics is not None else NoTopics()
+        self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
         self.timers = Timers()
         self.owned: set[int] = set()
         self.loading: set[int] = set()
@@ -158,12 +173,27 @@ class GroupCoordinator:
         """Replay a partition's records (in log order) and start serving its groups."""
         metas: dict[str, rec.GroupValue | None] = {}
         offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
+        modern: dict[str, dict] = {}
+        kind_at: dict[str, tuple[int, str]] = {}  # group -> (position, kind) of its last metadata
         skipped = 0
-        for key_bytes, value_bytes in records:
+        for pos, (key_bytes, value_bytes) in enumerate(records):
             try:
                 key = rec.decode_key(key_bytes)
                 if key is None:
                     skipped += 1
+                elif isinstance(key, rec.ConsumerKey):
+                    value = (
+                        None
+                        if value_bytes is None
+                        else rec.decode_consumer_value(key.kind, value_bytes)
+                    )
+                    recs = modern.setdefault(key.group, {})
+                    if key.member_id is None:
+                        recs[key.kind] = value
+                    else:
+                        recs.setdefault(key.kind, {})[key.member_id] = value
+                    if key.kind == rec.GROUP_EPOCH and value is not None:
+                        kind_at[key.group] = (pos, "consumer")
                 elif isinstance(key, rec.OffsetKey):
                     group_offsets = offsets.setdefault(key.group, {})
                     tp = (key.topic, key.partition)
@@ -182,14 +212,20 @@ class GroupCoordinator:
                     metas[key.group] = (
                         None if value_bytes is None else rec.decode_group_value(value_bytes)
                     )
+                    if value_bytes is not None:
+                        kind_at[key.group] = (pos, "classic")
             except rec.RecordFormatError as e:
                 skipped += 1
                 log.warning("skipping undecodable record partition=%d error=%s", partition, e)
         if skipped:
             log.info("skipped %d records of other kinds partition=%d", skipped, partition)
         for gid, value in metas.items():
-            if value is not None:
+            if value is not None and kind_at.get(gid, (0, "classic"))[1] == "classic":
                 self.groups[gid] = self._group_from_record(gid, value, now_ms)
+        for gid, cgroup in self._load_consumer_groups(modern, now_ms).items():
+            if kind_at.get(gid, (0, "consumer"))[1] == "consumer":
+                self.groups[gid] = cgroup
+                self._start_consumer_group(cgroup, now_ms)
         for gid, tps in offsets.items():
             if not tps:
                 continue
@@ -200,7 +236,7 @@ class GroupCoordinator:
         self.loading.discard(partition)
         self.owned.add(partition)
         for group in self.groups.values():
-            if self.partition_for(group.group_id) == partition:
+            if isinstance(group, ClassicGroup) and self.partition_for(group.group_id) == partition:
                 for member in group.members.values():
                     self._schedule_heartbeat(group, member, now_ms)
         self._ensure_retention_timer(now_ms)
@@ -306,6 +342,18 @@ class GroupCoordinator:
             return E.unknown_member_id
         return E.none
 
+    def _classic_is_unused(self, group: ClassicGroup) -> bool:
+        """A classic group without members, which a consumer group may replace."""
+        return group.is_in(S.EMPTY, S.DEAD) and not group.members and not group.pending_members
+
+    def _forget_classic(self, group: ClassicGroup | ConsumerGroup) -> None:
+        if isinstance(group, ClassicGroup):
+            for mid in list(group.members) + list(group.pending_members):
+                self.timers.cancel(("heartbeat", group.group_id, mid))
+            for kind in ("join", "sync"):
+                self.timers.cancel((kind, group.group_id))
+            self._initial_remaining.pop(group.group_id, None)
+
     def _maybe_remove_unused(self, group: ClassicGroup) -> None:
         """Forget a group that holds nothing (created by a join that never completed)."""
         if (
@@ -337,6 +385,17 @@ class GroupCoordinator:
             return fail(E.invalid_session_timeout)
         unknown = r.member_id == ""
         group = self.groups.get(r.group_id)
+        if isinstance(group, ConsumerGroup):
+            if not group.is_empty():
+                return fail(E.inconsistent_group_protocol)
+            # an empty consumer group becomes a classic group; its offsets carry over
+            err = self._append(r.group_id, group_tombstones(group), now_ms)
+            if err:
+                return fail(err)
+            classic = ClassicGroup(r.group_id, now_ms)
+            classic.offsets = group.offsets
+            self.groups[r.group_id] = group = classic
+            log.info("empty consumer group=%s becomes a classic group", r.group_id)
         if group is None:
             if not unknown:
                 return fail(E.unknown_member_id)
@@ -582,7 +641,7 @@ class GroupCoordinator:
 
     def _on_initial_join(self, gid: str, now_ms: int) -> None:
         group = self.groups.get(gid)
-        if group is None or not group.is_in(S.PREPARING_REBALANCE):
+        if not isinstance(group, ClassicGroup) or not group.is_in(S.PREPARING_REBALANCE):
             self._initial_remaining.pop(gid, None)
             return
         remaining = self._initial_remaining.get(gid, 0)
@@ -601,7 +660,7 @@ class GroupCoordinator:
 
     def _on_join_expired(self, gid: str, now_ms: int) -> None:
         group = self.groups.get(gid)
-        if group is not None and group.is_in(S.PREPARING_REBALANCE):
+        if isinstance(group, ClassicGroup) and group.is_in(S.PREPARING_REBALANCE):
             self._complete_join(group, now_ms)
 
     def _complete_join(self, group: ClassicGroup, now_ms: int) -> None:
@@ -650,7 +709,7 @@ class GroupCoordinator:
 
     def _on_sync_expired(self, gid: str, now_ms: int) -> None:
         group = self.groups.get(gid)
-        if group is None or not group.is_in(S.COMPLETING_REBALANCE, S.STABLE):
+        if not isinstance(group, ClassicGroup) or not group.is_in(S.COMPLETING_REBALANCE, S.STABLE):
             return
         if not group.pending_sync:
             return
@@ -665,7 +724,7 @@ class GroupCoordinator:
 
     def _on_heartbeat_expired(self, gid: str, mid: str, now_ms: int) -> None:
         group = self.groups.get(gid)
-        if group is None:
+        if not isinstance(group, ClassicGroup):
             return
         if mid in group.pending_members:
             group.pending_members.discard(mid)
@@ -717,7 +776,7 @@ class GroupCoordinator:
         if err:
             return fail(err)
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, ConsumerGroup):
             return fail(E.unknown_member_id)
         if group.is_in(S.DEAD):
             return fail(E.coordinator_not_available)
@@ -787,7 +846,7 @@ class GroupCoordinator:
         if err:
             return err
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, ConsumerGroup):
             return E.unknown_member_id
         if group.is_in(S.DEAD):
             return E.coordinator_not_available
@@ -814,7 +873,7 @@ class GroupCoordinator:
         if err:
             return err, []
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, ConsumerGroup):
             return E.none, [E.unknown_member_id] * len(members)
         if group.is_in(S.DEAD):
             return E.coordinator_not_available, []
@@ -866,6 +925,24 @@ class GroupCoordinator:
             return E.rebalance_in_progress
         return E.none
 
+    @staticmethod
+    def _validate_consumer_commit(
+        group: ConsumerGroup, member_epoch: int, member_id: str, api_version: int
+    ) -> int:
+        """Kafka's ConsumerGroup.validateOffsetCommit: an epoch below zero is an admin client or
+        a simple consumer, allowed while the group is empty; members must use v9+ and commit at
+        their current member epoch."""
+        if member_epoch < 0 and group.is_empty():
+            return E.none
+        member = group.members.get(member_id)
+        if member is None:
+            return E.unknown_member_id
+        if api_version < 9:
+            return E.unsupported_version
+        if member_epoch != member.member_epoch:
+            return E.stale_member_epoch
+        return E.none
+
     def commit_offsets(
         self,
         group_id: str,
@@ -895,13 +972,17 @@ class GroupCoordinator:
                 return all_(E.group_id_not_found if api_version >= 9 else E.illegal_generation)
             group = self.groups[group_id] = ClassicGroup(group_id, now_ms)
             created = True
+        elif isinstance(group, ConsumerGroup):
+            err = self._validate_consumer_commit(group, generation_id, member_id, api_version)
+            if err:
+                return all_(err)
         else:
             err = self._validate_offset_commit(group, generation_id, member_id, group_instance_id)
             if err:
                 return all_(err)
-            member = group.members.get(member_id)
-            if member is not None and generation_id >= 0:
-                self._schedule_heartbeat(group, member, now_ms)
+            classic_member = group.members.get(member_id)
+            if classic_member is not None and generation_id >= 0:
+                self._schedule_heartbeat(group, classic_member, now_ms)
         result: dict[tuple[str, int], int] = {}
         records: list[tuple[bytes, bytes | None]] = []
         updates: dict[tuple[str, int], OffsetAndMetadata] = {}
@@ -938,18 +1019,30 @@ class GroupCoordinator:
         group_id: str,
         topics: list[tuple[str, list[int]]] | None,
         require_stable: bool = False,
+        member_id: str | None = None,
+        member_epoch: int = -1,
     ) -> tuple[int, list[tuple[str, int, OffsetAndMetadata | None]]]:
         """(group error, [(topic, partition, committed or None)]); topics None means all.
 
         ``require_stable`` matters only with pending transactional commits, which do not exist
-        before the transaction coordinator does."""
+        before the transaction coordinator does. ``member_id``/``member_epoch`` (OffsetFetch v9)
+        are checked for consumer groups, as Kafka does: UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH."""
         if not valid_group_id(group_id):
             return E.invalid_group_id, []
         err = self.partition_error(group_id)
         if err:
             return err, []
         group = self.groups.get(group_id)
-        committed = {} if group is None or group.is_in(S.DEAD) else group.offsets
+        if isinstance(group, ConsumerGroup) and not (member_epoch < 0 and member_id is None):
+            member = group.members.get(member_id or "")
+            if member is None:
+                return E.unknown_member_id, []
+            if member.member_epoch != member_epoch:
+                return E.stale_member_epoch, []
+        if group is None or (isinstance(group, ClassicGroup) and group.is_in(S.DEAD)):
+            committed = {}
+        else:
+            committed = group.offsets
         if topics is None:
             return E.none, [(t, p, om) for (t, p), om in sorted(committed.items())]
         return E.none, [(t, p, committed.get((t, p))) for t, parts in topics for p in parts]
@@ -963,14 +1056,21 @@ class GroupCoordinator:
         if err:
             return err, {}
         group = self.groups.get(group_id)
-        if group is None or group.is_in(S.DEAD):
+        if group is None or (isinstance(group, ClassicGroup) and group.is_in(S.DEAD)):
             return E.group_id_not_found, {}
-        if not group.is_in(S.EMPTY) and group.protocol_type != "consumer":
-            return E.non_empty_group, {}
+        if isinstance(group, ConsumerGroup):
+            subscribed = group.subscribed_topic_names(self._regex_topics)
+
+            def is_subscribed(topic: str) -> bool:
+                return topic in subscribed
+        else:
+            if not group.is_in(S.EMPTY) and group.protocol_type != "consumer":
+                return E.non_empty_group, {}
+            is_subscribed = group.is_subscribed_to
         result: dict[tuple[str, int], int] = {}
         records: list[tuple[bytes, bytes | None]] = []
         for topic, partition in partitions:
-            if group.is_subscribed_to(topic):
+            if is_subscribed(topic):
                 result[(topic, partition)] = E.group_subscribed_to_topic
                 continue
             result[(topic, partition)] = E.none
@@ -992,16 +1092,20 @@ class GroupCoordinator:
         types = {t.lower() for t in types} if types else None
         out = []
         for group in self.groups.values():
-            if self.partition_for(group.group_id) not in self.owned or group.is_in(S.DEAD):
+            if self.partition_for(group.group_id) not in self.owned:
                 continue
-            if states is not None and group.state.value.lower() not in states:
+            if isinstance(group, ConsumerGroup):
+                state = group.state
+            elif group.is_in(S.DEAD):
+                continue
+            else:
+                state = group.state.value
+            if states is not None and state.lower() not in states:
                 continue
             if types is not None and group.group_type not in types:
                 continue
             out.append(
-                ListedGroup(
-                    group.group_id, group.protocol_type or "", group.state.value, group.group_type
-                )
+                ListedGroup(group.group_id, group.protocol_type or "", state, group.group_type)
             )
         err = E.coordinator_load_in_progress if self.loading else E.none
         return err, out
@@ -1013,6 +1117,10 @@ class GroupCoordinator:
         if err:
             return GroupDescription(err, group_id)
         group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            return GroupDescription(
+                E.group_id_not_found, group_id, message=f"Group {group_id} is not a classic group."
+            )
         if group is None or group.is_in(S.DEAD):
             return GroupDescription(E.group_id_not_found, group_id)
         stable = group.is_in(S.STABLE)
@@ -1047,16 +1155,19 @@ class GroupCoordinator:
                 result[gid] = err
                 continue
             group = self.groups.get(gid)
-            if group is None or group.is_in(S.DEAD):
+            if group is None or (isinstance(group, ClassicGroup) and group.is_in(S.DEAD)):
                 result[gid] = E.group_id_not_found
                 continue
-            if not group.is_in(S.EMPTY):
+            if not (group.is_empty() if isinstance(group, ConsumerGroup) else group.is_in(S.EMPTY)):
                 result[gid] = E.non_empty_group
                 continue
             records: list[tuple[bytes, bytes | None]] = [
                 (rec.offset_key(gid, t, p), None) for t, p in group.offsets
             ]
-            records.append((rec.group_key(gid), None))
+            if isinstance(group, ConsumerGroup):
+                records += group_tombstones(group)
+            else:
+                records.append((rec.group_key(gid), None))
             err = self._append(gid, records, now_ms)
             if err:
                 result[gid] = err
@@ -1065,7 +1176,13 @@ class GroupCoordinator:
             result[gid] = E.none
         return result
 
-    def _drop_group(self, group: ClassicGroup, now_ms: int) -> None:
+    def _drop_group(self, group: ClassicGroup | ConsumerGroup, now_ms: int) -> None:
+        if isinstance(group, ConsumerGroup):
+            for mid in list(group.members):
+                self._cancel_consumer_timers(group.group_id, mid)
+            group.offsets.clear()
+            self.groups.pop(group.group_id, None)
+            return
         group.transition(S.DEAD, now_ms)
         for mid in list(group.members) + list(group.pending_members):
             self.timers.cancel(("heartbeat", group.group_id, mid))
@@ -1084,6 +1201,35 @@ class GroupCoordinator:
             self._on_retention_check,
         )
 
+    def _expire_consumer_offsets(self, group: ConsumerGroup, now_ms: int) -> int:
+        """Offsets of topics no member subscribes to expire offsets.retention.minutes after their
+        commit (Kafka's consumer-group rule); an empty group with no offsets left is removed."""
+        subscribed = group.subscribed_topic_names(self._regex_topics)
+        expired = []
+        for (topic, partition), om in group.offsets.items():
+            if topic in subscribed:
+                continue
+            if om.expire_timestamp >= 0:
+                gone = now_ms >= om.expire_timestamp
+            else:
+                gone = now_ms - om.commit_timestamp >= self.config.offsets_retention_ms
+            if gone:
+                expired.append((topic, partition))
+        records: list[tuple[bytes, bytes | None]] = [
+            (rec.offset_key(group.group_id, t, p), None) for t, p in expired
+        ]
+        drop = group.is_empty() and len(expired) == len(group.offsets)
+        if drop:
+            records += group_tombstones(group)
+        if not records or self._append(group.group_id, records, now_ms):
+            return 0
+        for tp in expired:
+            group.offsets.pop(tp, None)
+        if drop:
+            log.info("removed empty consumer group=%s", group.group_id)
+            self._drop_group(group, now_ms)
+        return len(expired)
+
     def expire_offsets(self, now_ms: int) -> int:
         """Remove expired offsets (tombstones) and then groups left empty; return how many
         offsets expired."""
@@ -1091,6 +1237,9 @@ class GroupCoordinator:
         total = 0
         for group in list(self.groups.values()):
             if self.partition_for(group.group_id) not in self.owned:
+                continue
+            if isinstance(group, ConsumerGroup):
+                total += self._expire_consumer_offsets(group, now_ms)
                 continue
             subscribed: set[str] | None = None
             if group.protocol_type is not None:

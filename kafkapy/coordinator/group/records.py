@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import struct
+import uuid
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -19,10 +20,11 @@ from kafkapy.protocol.wire import DecodeError, read_uvarint, skip_tagged_fields,
 
 SPEC_PATH = Path(__file__).resolve().parents[3] / "protocol_specs" / "consumer_offsets.json"
 
+_I8 = struct.Struct(">b")
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
-_FIXED = {"int16": _I16, "int32": _I32, "int64": _I64}
+_FIXED = {"int8": _I8, "int16": _I16, "int32": _I32, "int64": _I64}
 
 
 def parse_versions(spec: str) -> tuple[int, int]:
@@ -56,12 +58,24 @@ def _write_struct(
     out: bytearray, fields: list[dict], structs: dict, version: int, flexible: bool, values: dict
 ) -> None:
     for f in fields:
-        if not _in(version, f["versions"]):
-            continue
+        if "tagged" in f or not _in(version, f["versions"]):
+            continue  # kafkapy writes no tagged fields
         t = f["type"]
         v = values.get(f["name"], f.get("default"))
         if t in _FIXED:
             out += _FIXED[t].pack(v)
+        elif t == "uuid":
+            out += v.bytes
+        elif t in ("[]int32", "[]string"):
+            items = v or []
+            out += uvarint(len(items) + 1) if flexible else _I32.pack(len(items))
+            for item in items:
+                if t == "[]int32":
+                    out += _I32.pack(item)
+                else:
+                    raw = item.encode("utf-8")
+                    out += uvarint(len(raw) + 1) if flexible else _I16.pack(len(raw))
+                    out += raw
         elif t in ("string", "bytes"):
             if v is None:
                 if not f.get("nullable"):
@@ -96,14 +110,45 @@ def _read_struct(
     values: dict[str, Any] = {}
     try:
         for f in fields:
-            name, t = f["name"], f["type"]
-            if not _in(version, f["versions"]):
+            name = f["name"]
+            if "tagged" in f or not _in(version, f["versions"]):
                 values[name] = f.get("default")
-                continue
+                continue  # tagged fields are skipped with the tag section
+            t = f["type"]
             if t in _FIXED:
                 st = _FIXED[t]
                 (values[name],) = st.unpack_from(buf, pos)
                 pos += st.size
+            elif t == "uuid":
+                if pos + 16 > len(buf):
+                    raise RecordFormatError(f"truncated field {name}")
+                values[name] = uuid.UUID(bytes=bytes(buf[pos : pos + 16]))
+                pos += 16
+            elif t in ("[]int32", "[]string"):
+                if flexible:
+                    n, pos = read_uvarint(buf, pos)
+                    n -= 1
+                else:
+                    (n,) = _I32.unpack_from(buf, pos)
+                    pos += 4
+                items: list[Any] = []
+                for _ in range(max(n, 0)):
+                    if t == "[]int32":
+                        (x,) = _I32.unpack_from(buf, pos)
+                        pos += 4
+                        items.append(x)
+                    else:
+                        if flexible:
+                            size, pos = read_uvarint(buf, pos)
+                            size -= 1
+                        else:
+                            (size,) = _I16.unpack_from(buf, pos)
+                            pos += 2
+                        if size < 0 or pos + size > len(buf):
+                            raise RecordFormatError(f"bad string in {name}")
+                        items.append(bytes(buf[pos : pos + size]).decode("utf-8"))
+                        pos += size
+                values[name] = items
             elif t in ("string", "bytes"):
                 if flexible:
                     n, pos = read_uvarint(buf, pos)
@@ -269,8 +314,9 @@ def group_value(v: GroupValue) -> bytes:
     )
 
 
-def decode_key(data: bytes) -> OffsetKey | GroupKey | None:
-    """The key of a record; None for record kinds this coordinator does not know (KIP-848's)."""
+def decode_key(data: bytes) -> OffsetKey | GroupKey | ConsumerKey | None:
+    """The key of a record; None for record kinds this coordinator does not know (share and
+    streams groups, transactions)."""
     buf = memoryview(data)
     if len(buf) < 2:
         raise RecordFormatError("key too short")
@@ -280,8 +326,59 @@ def decode_key(data: bytes) -> OffsetKey | GroupKey | None:
             values, _ = _read_struct(buf, 2, k["fields"], {}, version, False)
             if name == "OffsetCommitKey":
                 return OffsetKey(values["group"], values["topic"], values["partition"])
-            return GroupKey(values["group"])
+            if name == "GroupMetadataKey":
+                return GroupKey(values["group"])
+            return ConsumerKey(name, values["group"], values.get("member_id"))
     return None
+
+
+# -- consumer-protocol (KIP-848) group records ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerKey:
+    """A key of a consumer-protocol group record: ``kind`` is the spec's key name."""
+
+    kind: str
+    group: str
+    member_id: str | None = None
+
+
+GROUP_EPOCH = "ConsumerGroupMetadataKey"
+PARTITION_METADATA = "ConsumerGroupPartitionMetadataKey"
+MEMBER_METADATA = "ConsumerGroupMemberMetadataKey"
+TARGET_EPOCH = "ConsumerGroupTargetAssignmentMetadataKey"
+TARGET_MEMBER = "ConsumerGroupTargetAssignmentMemberKey"
+CURRENT_ASSIGNMENT = "ConsumerGroupCurrentMemberAssignmentKey"
+MEMBER_KINDS = (CURRENT_ASSIGNMENT, TARGET_MEMBER, MEMBER_METADATA)  # tombstone order
+GROUP_KINDS = (TARGET_EPOCH, PARTITION_METADATA, GROUP_EPOCH)
+
+
+def consumer_key(kind: str, group: str, member_id: str | None = None) -> bytes:
+    values = {"group": group}
+    if member_id is not None:
+        values["member_id"] = member_id
+    return _encode_key(kind, values)
+
+
+def consumer_value(kind: str, values: dict) -> bytes:
+    return _encode_value(spec()["keys"][kind]["value"], values)
+
+
+def decode_consumer_value(kind: str, data: bytes) -> dict:
+    return _decode_value(spec()["keys"][kind]["value"], data)
+
+
+def topic_partitions(assignment: dict[uuid.UUID, set[int]]) -> list[dict]:
+    return [
+        {"topic_id": t, "partitions": sorted(ps)}
+        for t, ps in sorted(assignment.items(), key=lambda kv: str(kv[0]))
+        if ps
+    ]
+
+
+def assignment_from(items: list[dict] | None) -> dict[uuid.UUID, set[int]]:
+    return {i["topic_id"]: set(i["partitions"]) for i in items or () if i["partitions"]}
 
 
 def decode_offset_value(data: bytes) -> OffsetValue:

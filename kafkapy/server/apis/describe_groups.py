@@ -4,7 +4,9 @@ Per group: state (Empty, PreparingRebalance, CompletingRebalance, Stable, Dead),
 protocol (only when Stable) and members with client id, client host, group.instance.id (v4+), and
 when Stable their metadata for the chosen protocol and their assignment. A group that does not
 exist is reported as Dead with no error before v6 and GROUP_ID_NOT_FOUND from v6, as Kafka 4.0
-does. Authorized operations (v3+) are not computed (Kafka's "not requested" value).
+does; a consumer-protocol (KIP-848) group is not a classic group and is reported the same way
+("Group X is not a classic group.", as Kafka 4.0). Authorized operations (v3+) are not
+computed (Kafka's "not requested" value).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ async def handle(ctx, request):
             if ctx.version < 6:
                 error = ErrorCode.none
             else:
-                message = f"Group {gid} not found."
+                message = d.message or f"Group {gid} not found."
         out.append(
             build(
                 R.DescribedGroup,

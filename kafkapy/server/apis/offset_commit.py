@@ -7,8 +7,10 @@ UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID (v7+), REBALANCE_IN_PROGRESS while the gro
 assignment); simple consumers and admin clients commit with generation -1 and no member id to an
 empty or new group. A group that does not exist with generation >= 0 is ILLEGAL_GENERATION
 (GROUP_ID_NOT_FOUND from v9). Per partition: UNKNOWN_TOPIC_OR_PARTITION for a topic or partition
-that does not exist, OFFSET_METADATA_TOO_LARGE above offset.metadata.max.bytes. v2-4 retention_time
-(-1: broker default) sets an explicit expiry.
+that does not exist, OFFSET_METADATA_TOO_LARGE above offset.metadata.max.bytes. Members of a
+consumer-protocol (KIP-848) group commit with their member epoch as the generation: v9 only
+(UNSUPPORTED_VERSION before), UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH for another epoch. v2-4
+retention_time (-1: broker default) sets an explicit expiry.
 """
 
 from __future__ import annotations

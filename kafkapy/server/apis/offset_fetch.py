@@ -5,7 +5,9 @@ empty metadata) where nothing is committed, including for groups that do not exi
 topic list (v2+) returns every committed partition of the group. v1 reports group errors on each
 partition; v2-7 also as a top-level error; v8+ asks for several groups at once, each with its own
 error. require_stable (v7+) only matters with pending transactional commits, which do not exist
-before the transaction coordinator does. Errors: NOT_COORDINATOR,
+before the transaction coordinator does. v9 carries a member id and epoch per group: for a
+consumer-protocol group they must name a member at its current epoch (UNKNOWN_MEMBER_ID,
+STALE_MEMBER_EPOCH), unless both are absent (-1, null: admin clients). Errors: NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS, INVALID_GROUP_ID.
 """
 
@@ -18,9 +20,11 @@ from ..responses import THROTTLE_NONE, build
 from .group_common import coordinator
 
 
-def _fetch(ctx, group_id, topics, require_stable):
+def _fetch(ctx, group_id, topics, require_stable, member_id=None, member_epoch=-1):
     wanted = None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
-    return coordinator(ctx).fetch_offsets(group_id, wanted, require_stable)
+    return coordinator(ctx).fetch_offsets(
+        group_id, wanted, require_stable, member_id=member_id, member_epoch=member_epoch
+    )
 
 
 def _topics(ctx, names, rows, group_error, topic_cls, part_cls):
@@ -58,7 +62,14 @@ async def handle(ctx, request):
     if ctx.version >= 8:
         groups = []
         for g in request.groups:
-            err, rows = _fetch(ctx, g.group_id, g.topics, request.require_stable)
+            err, rows = _fetch(
+                ctx,
+                g.group_id,
+                g.topics,
+                request.require_stable,
+                getattr(g, "member_id", None),
+                getattr(g, "member_epoch", -1),
+            )
             groups.append(
                 build(
                     R.OffsetFetchResponseGroup,
