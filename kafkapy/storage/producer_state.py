@@ -36,6 +36,7 @@ class ProducerEntry:
     producer_id: int
     epoch: int = -1
     batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=MAX_CACHED_BATCHES))
+    last_timestamp: int = -1  # max timestamp of the producer's last batch (DescribeProducers)
 
     @property
     def last_seq(self) -> int:
@@ -109,6 +110,7 @@ class ProducerStateManager:
         if h.producer_epoch != entry.epoch:
             entry.epoch = h.producer_epoch
             entry.batches.clear()
+        entry.last_timestamp = h.max_timestamp
         if h.is_control or h.base_sequence == NO_SEQUENCE:
             return
         entry.batches.append(

@@ -1,0 +1,75 @@
+"""DescribeProducers (key 61), version 0.
+
+For each requested partition, the idempotent producers active on the partition's log as this
+broker's producer state has them (rebuilt from batch headers on open, so it survives restarts):
+producer id, current epoch, last sequence (-1 when the epoch has no data batch yet), the max
+timestamp of its last batch, coordinator epoch -1 and current transaction start offset -1 (no
+transactions are served). Errors as Kafka: a partition the cluster does not know gets
+UNKNOWN_TOPIC_OR_PARTITION; one this broker does not lead (no local log, or in ZooKeeper mode a
+follower replica) gets NOT_LEADER_OR_FOLLOWER.
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+
+NO_COORDINATOR_EPOCH = -1
+NO_TXN_START_OFFSET = -1
+
+
+def _leader_log(broker, topic: str, partition: int):
+    """(error, log) for a partition this broker leads."""
+    info = broker.topics.get(topic)
+    if info is None or partition not in info.partitions:
+        return ErrorCode.unknown_topic_or_partition, None
+    plog = broker.topics.log(topic, partition)
+    if plog is None:
+        return ErrorCode.not_leader_or_follower, None
+    replicas = broker.replicas
+    if replicas is not None:
+        if replicas.leader_partition(topic, partition) is None:
+            return ErrorCode.not_leader_or_follower, None
+    else:
+        state = info.states.get(partition)
+        if state is not None and state.leader != broker.broker_id:
+            return ErrorCode.not_leader_or_follower, None
+    return ErrorCode.none, plog
+
+
+def _producers(R, plog) -> tuple:
+    return tuple(
+        build(
+            R.ProducerState,
+            producer_id=entry.producer_id,
+            producer_epoch=entry.epoch,
+            last_sequence=entry.last_seq,
+            last_timestamp=getattr(entry, "last_timestamp", -1),
+            coordinator_epoch=NO_COORDINATOR_EPOCH,
+            current_txn_start_offset=NO_TXN_START_OFFSET,
+        )
+        for _, entry in sorted(plog.producer_state.producers.items())
+    )
+
+
+@api("DescribeProducers")
+async def handle(ctx, request):
+    R = ctx.R
+    topics = []
+    for t in request.topics:
+        parts = []
+        for p in t.partition_indexes:
+            error, plog = _leader_log(ctx.broker, t.name, p)
+            parts.append(
+                build(
+                    R.PartitionResponse,
+                    partition_index=p,
+                    error_code=error,
+                    error_message=None,
+                    active_producers=_producers(R, plog) if plog is not None else (),
+                )
+            )
+        topics.append(build(R.TopicResponse, name=t.name, partitions=tuple(parts)))
+    return build(R.DescribeProducersResponse, throttle_time=THROTTLE_NONE, topics=tuple(topics))
