@@ -986,6 +986,29 @@ def check_describe_cluster(env: Env, v: int) -> None:
         assert resp.error_code == E.unsupported_endpoint_type, resp
 
 
+def check_elect_leaders(env: Env, v: int) -> None:
+    # the embedded broker leads every partition: nothing to elect; unknown partitions are named
+    spec: dict[str, Any] = {
+        "topic_partitions": [
+            {"topic": SWEEP, "partitions": [0]},
+            {"topic": "nope", "partitions": [0]},
+        ],
+        "timeout": datetime.timedelta(seconds=10),
+    }
+    if v >= 1:
+        spec["election_type"] = 0
+    resp = env.request(make("ElectLeaders", v, env, **spec))
+    if v >= 1:
+        assert ok(resp.error_code), resp
+    codes = {
+        (r.topic, p.partition_id): p.error_code
+        for r in resp.replica_election_results
+        for p in r.partition_result
+    }
+    assert codes[(SWEEP, 0)] == E.election_not_needed, resp
+    assert codes[("nope", 0)] == E.unknown_topic_or_partition, resp
+
+
 def _alter_results(resp):
     return [
         (r.resource_type, r.resource_name, r.error_code, r.error_message) for r in resp.responses
@@ -1442,6 +1465,271 @@ def check_offset_delete(env: Env, v: int) -> None:
     assert resp.error_code == E.group_id_not_found
 
 
+def _consumer_heartbeat(env: Env, v: int, group: str, member_id: str, epoch: int, **kw):
+    spec = {
+        "group_id": group,
+        "member_id": member_id,
+        "member_epoch": epoch,
+        "instance_id": None,
+        "rack_id": None,
+        "rebalance_timeout": GROUP_TIMEOUT if epoch == 0 else datetime.timedelta(milliseconds=-1),
+        "subscribed_topic_names": (SWEEP,) if epoch == 0 else None,
+        "subscribed_topic_regex": None,
+        "server_assignor": None,
+        "topic_partitions": [] if epoch == 0 else None,
+    }
+    spec.update(kw)
+    return env.request(make("ConsumerGroupHeartbeat", v, env, **spec))
+
+
+def check_consumer_group_heartbeat(env: Env, v: int) -> None:
+    group = f"sweep-cgh-{v}"
+    _find_coordinator(env, group)
+    member = "" if v == 0 else str(uuid.uuid4())
+    resp = _consumer_heartbeat(env, v, group, member, 0)
+    assert ok(resp.error_code) and resp.member_epoch == 1 and resp.member_id, resp
+    assert resp.heartbeat_interval.total_seconds() > 0
+    (tp,) = resp.assignment.topic_partitions
+    assert tp.topic_id == env.topic_id and sorted(tp.partitions) == sorted(SEED)
+    again = _consumer_heartbeat(env, v, group, resp.member_id, 1)
+    assert ok(again.error_code) and again.member_epoch == 1 and again.assignment is None
+    fenced = _consumer_heartbeat(env, v, group, resp.member_id, 7)
+    assert fenced.error_code == E.fenced_member_epoch
+    bad = _consumer_heartbeat(env, v, group, str(uuid.uuid4()), 0, server_assignor="nope")
+    assert bad.error_code == E.unsupported_assignor
+    if v >= 1:
+        assert _consumer_heartbeat(env, v, group, "", 0).error_code == E.invalid_request
+    left = _consumer_heartbeat(env, v, group, resp.member_id, -1)
+    assert ok(left.error_code) and left.member_epoch == -1
+
+
+def check_consumer_group_describe(env: Env, v: int) -> None:
+    group = f"sweep-cgd-{v}"
+    _find_coordinator(env, group)
+    joined = _consumer_heartbeat(env, 1, group, str(uuid.uuid4()), 0)
+    assert ok(joined.error_code), joined
+    resp = env.request(
+        make(
+            "ConsumerGroupDescribe",
+            v,
+            env,
+            group_ids=(group, "sweep-no-such-group"),
+            include_authorized_operations=False,
+        )
+    )
+    g, missing = resp.groups
+    assert ok(g.error_code) and g.group_state == "Stable" and g.assignor_name == "uniform", g
+    assert g.group_epoch == g.assignment_epoch == 1
+    (m,) = g.members
+    assert m.member_id == joined.member_id and m.member_epoch == 1
+    assert m.subscribed_topic_names == (SWEEP,)
+    (tp,) = m.assignment.topic_partitions
+    assert (tp.topic_id, tp.topic_name, sorted(tp.partitions)) == (
+        env.topic_id,
+        SWEEP,
+        sorted(SEED),
+    )
+    assert m.target_assignment == m.assignment
+    if v >= 1:
+        assert m.member_type == 1
+    assert missing.error_code == E.group_id_not_found
+
+
+def check_describe_log_dirs(env: Env, v: int) -> None:
+    resp = env.request(make("DescribeLogDirs", v, env, topics=[{"partitions": (0, 1, 9)}]))
+    if v >= 3:
+        assert ok(resp.error_code), resp
+    assert len(resp.results) == 1, resp
+    (r,) = resp.results
+    assert ok(r.error_code) and r.log_dir.startswith("/"), r
+    if v >= 4:
+        assert 0 < r.usable_bytes <= r.total_bytes, r
+    parts = {p.partition_index: p for t in r.topics if t.name == SWEEP for p in t.partitions}
+    assert sorted(parts) == [0, 1], r  # partition 9 does not exist: not reported
+    for p in parts.values():
+        assert p.partition_size > 0 and p.offset_lag == 0 and p.is_future_key is False, p
+    # null topics: every local partition
+    resp = env.request(make("DescribeLogDirs", v, env, topics=None))
+    names = {(t.name, p.partition_index) for t in resp.results[0].topics for p in t.partitions}
+    assert {(SWEEP, 0), (SWEEP, 1)} <= names
+
+
+def check_list_partition_reassignments(env: Env, v: int) -> None:
+    for topics in (None, [{"name": SWEEP, "partition_indexes": (0, 1)}]):
+        resp = env.request(make("ListPartitionReassignments", v, env, topics=topics))
+        assert ok(resp.error_code) and resp.error_message is None and resp.topics == (), resp
+    resp = env.request(
+        make(
+            "ListPartitionReassignments",
+            v,
+            env,
+            topics=[{"name": "sweep-absent", "partition_indexes": (0,)}],
+        )
+    )
+    assert ok(resp.error_code) and resp.topics == (), resp
+
+
+def _quota_entity(v: int) -> list[dict[str, Any]]:
+    return [{"entity_type": "user", "entity_name": f"sweep-user-{v}"}]
+
+
+def check_alter_client_quotas(env: Env, v: int) -> None:
+    ops = [
+        {"key": "producer_byte_rate", "value": 1024.0, "remove": False},
+        {"key": "request_percentage", "value": 12.5, "remove": False},
+    ]
+    resp = env.request(
+        make(
+            "AlterClientQuotas",
+            v,
+            env,
+            validate_only=False,
+            entries=[
+                {"entity": _quota_entity(v), "ops": ops},
+                {
+                    "entity": _quota_entity(v),
+                    "ops": [{"key": "bogus", "value": 1.0, "remove": False}],
+                },
+                {
+                    "entity": [{"entity_type": "ip", "entity_name": "not-an-ip"}],
+                    "ops": [{"key": "connection_creation_rate", "value": 1.0, "remove": False}],
+                },
+            ],
+        )
+    )
+    assert [e.error_code for e in resp.entries] == [0, E.invalid_request, E.invalid_request], resp
+    assert [(x.entity_type, x.entity_name) for x in resp.entries[0].entity] == [
+        ("user", f"sweep-user-{v}")
+    ]
+    assert _described_quotas(env, 1, f"sweep-user-{v}") == {
+        "producer_byte_rate": 1024.0,
+        "request_percentage": 12.5,
+    }
+
+
+def _described_quotas(env: Env, v: int, user: str) -> dict[str, float] | None:
+    resp = env.request(
+        make(
+            "DescribeClientQuotas",
+            v,
+            env,
+            strict=True,
+            components=[{"entity_type": "user", "match_type": 0, "match": user}],
+        )
+    )
+    assert ok(resp.error_code), resp
+    if not resp.entries:
+        return None
+    (entry,) = resp.entries
+    assert [(x.entity_type, x.entity_name) for x in entry.entity] == [("user", user)]
+    return {x.key: x.value for x in entry.values}
+
+
+def check_describe_client_quotas(env: Env, v: int) -> None:
+    user = f"sweep-quota-{v}"
+    resp = env.request(
+        make(
+            "AlterClientQuotas",
+            1,
+            env,
+            validate_only=False,
+            entries=[
+                {
+                    "entity": [{"entity_type": "user", "entity_name": user}],
+                    "ops": [{"key": "consumer_byte_rate", "value": 2048.0, "remove": False}],
+                }
+            ],
+        )
+    )
+    assert ok(resp.entries[0].error_code), resp
+    assert _described_quotas(env, v, user) == {"consumer_byte_rate": 2048.0}
+    assert _described_quotas(env, v, user + "-none") is None
+    resp = env.request(
+        make(
+            "DescribeClientQuotas",
+            v,
+            env,
+            strict=False,
+            components=[{"entity_type": "group", "match_type": 2, "match": None}],
+        )
+    )
+    assert resp.error_code == E.unsupported_version and resp.entries is None, resp
+
+
+def check_describe_producers(env: Env, v: int) -> None:
+    topic = f"sweep-producers-{v}"
+    create_topic(env, topic)
+    init = env.request(make("InitProducerId", 4, env))
+    assert ok(init.error_code), init
+    recs = [Record(offset=i, timestamp=NOW_MS + i, key=None, value=b"p") for i in range(3)]
+    batch = encode_batch(
+        recs, producer_id=init.producer_id, producer_epoch=init.producer_epoch, base_sequence=0
+    )
+    pr = env.request(
+        make(
+            "Produce",
+            9,
+            env,
+            topic_data=[{"name": topic, "partition_data": [{"index": 0, "records": batch}]}],
+        )
+    )
+    assert ok(pr.responses[0].partition_responses[0].error_code), pr
+    resp = env.request(
+        make("DescribeProducers", v, env, topics=[{"name": topic, "partition_indexes": (0, 5)}])
+    )
+    (t,) = resp.topics
+    p0, p5 = t.partitions
+    assert ok(p0.error_code), p0
+    assert [
+        (s.producer_id, s.producer_epoch, s.last_sequence, s.last_timestamp)
+        for s in p0.active_producers
+    ] == [(init.producer_id, init.producer_epoch, 2, NOW_MS + 2)]
+    assert all(
+        (s.coordinator_epoch, s.current_txn_start_offset) == (-1, -1) for s in p0.active_producers
+    )
+    assert p5.error_code == E.unknown_topic_or_partition, p5
+    resp = env.request(
+        make(
+            "DescribeProducers",
+            v,
+            env,
+            topics=[{"name": "sweep-absent", "partition_indexes": (0,)}],
+        )
+    )
+    assert resp.topics[0].partitions[0].error_code == E.unknown_topic_or_partition
+
+
+def check_describe_topic_partitions(env: Env, v: int) -> None:
+    resp = env.request(
+        make(
+            "DescribeTopicPartitions", v, env, topics=[{"name": SWEEP}], response_partition_limit=1
+        )
+    )
+    (t,) = resp.topics
+    assert ok(t.error_code) and t.name == SWEEP and t.topic_id == env.topic_id, t
+    (p,) = t.partitions
+    assert (p.partition_index, p.leader_id, p.leader_epoch) == (0, env.node_id, env.leader_epoch)
+    assert (p.replica_nodes, p.isr_nodes, p.offline_replicas) == ((env.node_id,),) * 2 + ((),)
+    assert (p.eligible_leader_replicas, p.last_known_elr) == ((), ())
+    assert (resp.next_cursor.topic_name, resp.next_cursor.partition_index) == (SWEEP, 1)
+    resp = env.request(
+        make(
+            "DescribeTopicPartitions",
+            v,
+            env,
+            topics=[{"name": SWEEP}, {"name": "sweep-absent"}],
+            cursor={"topic_name": SWEEP, "partition_index": 1},
+        )
+    )
+    assert [
+        (t.name, t.error_code, [p.partition_index for p in t.partitions]) for t in resp.topics
+    ] == [
+        (SWEEP, 0, [1]),
+        ("sweep-absent", E.unknown_topic_or_partition, []),
+    ]
+    assert resp.next_cursor is None
+
+
 CHECKS = {
     "Produce": check_produce,
     "Fetch": check_fetch,
@@ -1456,6 +1744,7 @@ CHECKS = {
     "DescribeConfigs": check_describe_configs,
     "CreatePartitions": check_create_partitions,
     "DescribeCluster": check_describe_cluster,
+    "ElectLeaders": check_elect_leaders,
     "AlterConfigs": check_alter_configs,
     "IncrementalAlterConfigs": check_incremental_alter_configs,
     "FindCoordinator": check_find_coordinator,
@@ -1469,6 +1758,14 @@ CHECKS = {
     "ListGroups": check_list_groups,
     "DeleteGroups": check_delete_groups,
     "OffsetDelete": check_offset_delete,
+    "ConsumerGroupHeartbeat": check_consumer_group_heartbeat,
+    "ConsumerGroupDescribe": check_consumer_group_describe,
+    "DescribeLogDirs": check_describe_log_dirs,
+    "ListPartitionReassignments": check_list_partition_reassignments,
+    "DescribeClientQuotas": check_describe_client_quotas,
+    "AlterClientQuotas": check_alter_client_quotas,
+    "DescribeProducers": check_describe_producers,
+    "DescribeTopicPartitions": check_describe_topic_partitions,
 }
 
 

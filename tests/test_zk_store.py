@@ -160,9 +160,9 @@ def test_session_expiry_then_new_session(zookeeper: ZooKeeperServer) -> None:
         store.on_session_lost(lost.set)
 
         def reregister(new_session: bool) -> None:
-            reconnects.append(new_session)
             if new_session:
                 store.create("/brokers/ids/0", b"again", ephemeral=True)
+            reconnects.append(new_session)  # after the re-registration, which the test reads
 
         store.on_reconnected(reregister)
         store.create("/brokers/ids/0", b"first", ephemeral=True, makepath=True)

@@ -55,6 +55,7 @@ class Broker:
         self.topics: TopicRegistry | None = None
         self.producer_ids: ProducerIdAllocator | None = None
         self.groups: GroupService | None = None
+        self.replicas: Any = None  # ReplicaManager in ZooKeeper mode, None when embedded
         self.bound_port: int | None = None
         # dynamic broker configs (/config/brokers/<id> and /config/brokers/<default>)
         self.dynamic_configs: dict[str, str] = {}
@@ -87,10 +88,18 @@ class Broker:
         self.cluster.register_broker(
             self.broker_id, self.advertised_host, self.advertised_port, rack=self.config.broker_rack
         )
-        self.controller_epoch = self.cluster.elect_controller(self.broker_id)
+        if not self.config.zookeeper_connect:
+            # embedded: the lone broker is the controller
+            self.controller_epoch = self.cluster.elect_controller(self.broker_id)
         self.producer_ids = ProducerIdAllocator(self.store, self.broker_id)
         self.topics = TopicRegistry(self)
         self.topics.load()
+        if self.config.zookeeper_connect:
+            # ZooKeeper mode: controller election, leadership and replication
+            from .replica_manager import ReplicaManager
+
+            self.replicas = ReplicaManager(self)
+            self.replicas.start()
         self.groups = GroupService(self)
         self.groups.start()
 
@@ -112,6 +121,8 @@ class Broker:
         return log_config_for_broker(self, {})
 
     def stop(self) -> None:
+        if self.replicas is not None:
+            self.replicas.stop()
         if self.logs is not None:
             self.logs.shutdown()
             self.logs = None
@@ -148,12 +159,16 @@ async def run_broker(config: BrokerConfig) -> None:
     broker.start()
     try:
         async with trio.open_nursery() as nursery:
+            if broker.replicas is not None:
+                await nursery.start(broker.replicas.run)
             await nursery.start(broker.groups.run)
             await nursery.start(broker.serve)
             nursery.start_soon(run_log_maintenance, broker)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for sig in signals:
                     log.info("shutting down on signal=%s", signal.Signals(sig).name)
+                    if broker.replicas is not None and broker.config.controlled_shutdown_enable:
+                        await broker.replicas.controlled_shutdown()
                     nursery.cancel_scope.cancel()
                     break
     finally:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from kafkapy.coordinator.group import CoordinatorConfig, GroupCoordinator, Pending
+from kafkapy.coordinator.group.modern import RegistryTopics
 from kafkapy.protocol.record_batch import Record, decode_records, encode_batch, iter_batches
 from kafkapy.storage.log import PartitionLog
 
@@ -81,8 +82,13 @@ class GroupService:
                 offsets_retention_ms=c.offsets_retention_minutes * 60_000,
                 offsets_retention_check_interval_ms=c.offsets_retention_check_interval_ms,
                 offset_metadata_max_bytes=c.offset_metadata_max_bytes,
+                consumer_session_timeout_ms=c.group_consumer_session_timeout_ms,
+                consumer_heartbeat_interval_ms=c.group_consumer_heartbeat_interval_ms,
+                consumer_assignors=c.group_consumer_assignors,
+                consumer_max_size=c.group_consumer_max_size,
             ),
             self,
+            RegistryTopics(broker.topics),
         )
         self._wakeup = trio.Event()
         self._warned_rf = False
@@ -141,6 +147,22 @@ class GroupService:
         self.kick()
         return True
 
+    # -- leadership (ZooKeeper mode) ------------------------------------------------------------
+    def on_leadership_change(self, became: list[int], lost: list[int]) -> None:
+        """The replica manager moved __consumer_offsets leaderships: load the partitions this
+        broker now leads (COORDINATOR_LOAD_IN_PROGRESS meanwhile), forget those it lost (their
+        groups answer NOT_COORDINATOR; clients look the coordinator up again)."""
+        c = self.coordinator
+        for p in lost:
+            c.owned.discard(p)
+            c.loading.discard(p)
+            for gid in [g for g in c.groups if c.partition_for(g) == p]:
+                del c.groups[gid]
+        new = [p for p in became if p not in c.owned and p not in c.loading]
+        if new:
+            c.begin_loading(new)
+            self.kick()
+
     # -- OffsetsLog ---------------------------------------------------------------------------
     def append(
         self, partition: int, records: list[tuple[bytes, bytes | None]], now_ms: int
@@ -153,6 +175,8 @@ class GroupService:
         state = info.states.get(partition)
         batch = encode_batch([Record(0, now_ms, k, v) for k, v in records])
         plog.append_as_leader(batch, leader_epoch=state.leader_epoch if state else 0, now_ms=now_ms)
+        if self.broker.replicas is not None:
+            self.broker.replicas.after_leader_append(OFFSETS_TOPIC, partition)
         self.broker.appended.notify()
 
     # -- time ---------------------------------------------------------------------------------
@@ -166,6 +190,8 @@ class GroupService:
         coordinator = self.coordinator
         while True:
             self._wakeup = trio.Event()
+            if coordinator.loading:  # leaderships gained (ZooKeeper mode)
+                await self._load()
             coordinator.poll(_now_ms())
             deadline = coordinator.next_deadline()
             timeout = math.inf if deadline is None else max(deadline - _now_ms(), 0) / 1000

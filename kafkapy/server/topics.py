@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from kafkapy.metadata.models import TopicInfo
 from kafkapy.metadata.names import validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
+from kafkapy.replication.assignment import AssignmentError, assign_replicas
 from kafkapy.storage.log import PartitionLog
 
 from .log_configs import apply_log_configs, log_config_for_broker, validate_topic_configs
@@ -141,14 +142,17 @@ class TopicRegistry:
                     f"Replication factor: {replication_factor} larger than available brokers: "
                     f"{len(brokers)}.",
                 )
-            assignment = {
-                p: [brokers[(p + i) % len(brokers)] for i in range(replication_factor)]
-                for p in range(num_partitions)
-            }
+            assignment = assign_replicas(
+                self._racks(), num_partitions, replication_factor
+            )
         msg = validate_topic_configs(configs)
         if msg is not None:
             raise TopicError(ErrorCode.invalid_config, msg)
         return num_partitions, replication_factor, assignment
+
+    def _racks(self) -> dict[int, str | None]:
+        """Live broker id -> broker.rack, for replica placement."""
+        return {b: info.rack for b, info in self.broker.cluster.list_brokers().items()}
 
     def _collision(self, name: str) -> str | None:
         if "." not in name and "_" not in name:
@@ -174,6 +178,8 @@ class TopicRegistry:
         info = self.broker.cluster.create_topic(name, assignment, configs, uuid.uuid4())
         self._remember(info)
         self._open_logs(info)
+        if self.broker.replicas is not None:
+            self.broker.replicas.apply_topic(info)
         log.info("created topic=%s partitions=%d id=%s", name, len(assignment), info.topic_id)
         return info
 
@@ -188,10 +194,13 @@ class TopicRegistry:
                 ErrorCode.unknown_topic_or_partition, "This server does not host this topic."
             )
         self.broker.cluster.delete_topic(name)
-        del self.by_name[name]
-        self.by_id.pop(info.topic_id, None)
-        for p in info.partitions:
-            self.broker.logs.delete_log(name, p)
+        if self.broker.replicas is not None:
+            self.broker.replicas.remove_topic(name)
+        else:
+            del self.by_name[name]
+            self.by_id.pop(info.topic_id, None)
+            for p in info.partitions:
+                self.broker.logs.delete_log(name, p)
         log.info("deleted topic=%s id=%s", name, info.topic_id)
         return info
 
@@ -235,10 +244,17 @@ class TopicRegistry:
                     )
             new = {current + i: list(r) for i, r in enumerate(assignments)}
         else:
-            new = {
-                p: [brokers[(p + i) % len(brokers)] for i in range(rf)]
-                for p in range(current, count)
-            }
+            first = info.partitions.get(0, [brokers[0]])[0]
+            try:
+                new = assign_replicas(
+                    self._racks(),
+                    count - current,
+                    rf,
+                    start_partition=current,
+                    start_index=brokers.index(first) if first in brokers else -1,
+                )
+            except AssignmentError as e:
+                raise TopicError(ErrorCode.invalid_replication_factor, str(e)) from None
         if validate_only:
             return info
         self.broker.cluster.add_partitions(name, new)
@@ -246,6 +262,8 @@ class TopicRegistry:
         assert updated is not None
         self._remember(updated)
         self._open_logs(updated)
+        if self.broker.replicas is not None:
+            self.broker.replicas.apply_topic(updated)
         return updated
 
     def set_configs(self, name: str, configs: dict[str, str]) -> None:

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafkapy.protocol.record_batch import (
+    CRC_START,
     BatchHeader,
     CorruptRecordError,
     RecordBatchError,
     RecordTooLargeError,
     assign_offsets_in_place,
+    crc32c,
     decode_records,
     encode_batch,
     iter_batches,
@@ -132,6 +134,9 @@ class PartitionLog:
         # renamed ``.deleted`` files and the time (ms) after which they are removed
         self.pending_deletes: list[tuple[int, list[Path]]] = []
         self.cleaning = False  # the log cleaner holds a snapshot of this log's segments
+        # True: every append moves the high watermark (a lone replica). Replication turns it off
+        # and advances the high watermark itself (min log end offset of the ISR).
+        self.auto_high_watermark = True
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -283,6 +288,56 @@ class PartitionLog:
         next_offset = assign_offsets_in_place(buf, headers, first, leader_epoch, append_time)
         return self._append(buf, headers, first, next_offset, leader_epoch, append_time, now_ms)
 
+    def append_as_follower(self, records: bytes | bytearray | memoryview, *, now_ms: int) -> int:
+        """Append batches fetched from the leader as they are: offsets, leader epochs and
+        timestamps kept. Batches ending at or below the log end offset are skipped; a gap before
+        the first new batch is refused. Returns the number of bytes appended."""
+        view = memoryview(records)
+        headers = []
+        for bpos, h in iter_batches(view):
+            if crc32c(view[bpos + CRC_START : bpos + h.size]) != h.crc:
+                raise CorruptRecordError("record batch CRC mismatch in a fetched batch")
+            headers.append(h)
+        pos = 0
+        start = None
+        kept: list[BatchHeader] = []
+        for h in headers:
+            if h.next_offset <= self.log_end_offset:
+                pos += h.size
+                continue
+            if start is None:
+                if h.base_offset != self.log_end_offset:
+                    raise CorruptRecordError(
+                        f"follower append at {h.base_offset} does not continue the log end "
+                        f"offset {self.log_end_offset}"
+                    )
+                start = pos
+            kept.append(h)
+            pos += h.size
+        if not kept or start is None:
+            return 0
+        buf = bytearray(view[start : start + sum(h.size for h in kept)])
+        appended = 0
+        offset_in_buf = 0
+        # one _append per run of batches with the same leader epoch, so the cache stays exact
+        i = 0
+        while i < len(kept):
+            j = i
+            epoch = kept[i].partition_leader_epoch
+            size = 0
+            while j < len(kept) and kept[j].partition_leader_epoch == epoch:
+                size += kept[j].size
+                j += 1
+            run = kept[i:j]
+            chunk = buf[offset_in_buf : offset_in_buf + size]
+            if epoch >= 0 and epoch > self.epoch_cache.latest_epoch():
+                self.epoch_cache.assign(epoch, run[0].base_offset)
+            self._append(chunk, run, run[0].base_offset, run[-1].next_offset, -1, None, now_ms)
+            offset_in_buf += size
+            appended += size
+            i = j
+        return appended
+
     def _check_timestamps(self, records, headers: list[BatchHeader], now_ms: int) -> None:
         """CreateTime timestamps must lie in [now - before.max.ms, now + after.max.ms]."""
         before = self.config.message_timestamp_before_max_ms
@@ -374,7 +429,8 @@ class PartitionLog:
         if leader_epoch >= 0 and leader_epoch != self.epoch_cache.latest_epoch():
             self.epoch_cache.assign(leader_epoch, first)
         self.log_end_offset = next_offset
-        self.high_watermark = next_offset
+        if self.auto_high_watermark:
+            self.high_watermark = next_offset
         self._unflushed_messages += records
         self._maybe_flush(now_ms)
         return AppendResult(

@@ -10,6 +10,10 @@ data always returns at least one whole batch (KIP-74). Reports high watermark, l
 current_leader_epoch. Topics are addressed by name up to v12 and by topic id from v13
 (UNKNOWN_TOPIC_ID). Record bytes go from segment files to the socket with os.sendfile.
 
+ZooKeeper mode: only the leader answers (else NOT_LEADER_OR_FOLLOWER). A fetch from a replica
+(replica_id up to v14, replica_state from v15) reads up to the log end offset, and its fetch
+offset is recorded as that follower's log end offset (high watermark, ISR expansion).
+
 Fetch sessions (KIP-227): no session is ever created (the response's session id is 0), which is
 always legal; a client then keeps sending full fetch requests. An incremental request naming a
 session id gets FETCH_SESSION_ID_NOT_FOUND, as for an evicted session.
@@ -42,9 +46,20 @@ def _resolve(broker, version, ft):
     return info, ErrorCode.unknown_topic_or_partition
 
 
-def _read_all(broker, version, request, topics_req):
+def replica_id_of(version, request) -> int:
+    """The fetching replica's broker id (replica_id up to v14, replica_state from v15); -1 for
+    consumers."""
+    if version >= 15:
+        state = getattr(request, "replica_state", None)
+        return -1 if state is None else int(state.replica_id)
+    return int(getattr(request, "replica_id", -1))
+
+
+def _read_all(broker, version, request, topics_req, replica_id=-1, refused=None):
     """One pass over the requested partitions. Returns (topic results, bytes, any error)."""
     remaining = request.max_bytes if version >= 3 else 2**31 - 1
+    replicas = broker.replicas
+    from_replica = replica_id >= 0 and replicas is not None
     total = 0
     errors = False
     read_committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
@@ -66,6 +81,14 @@ def _read_all(broker, version, request, topics_req):
                 continue
             state = info.states.get(fp.partition)
             epoch = state.leader_epoch if state else 0
+            if replicas is not None:
+                rp = replicas.leader_partition(info.name, fp.partition)
+                refusal = (refused or {}).get((info.name, fp.partition))
+                if rp is None or refusal:
+                    pr.error_code = refusal or ErrorCode.not_leader_or_follower
+                    errors = True
+                    continue
+                epoch = rp.leader_epoch
             pr.high_watermark = plog.high_watermark
             pr.last_stable_offset = plog.high_watermark
             pr.log_start_offset = plog.log_start_offset
@@ -81,7 +104,7 @@ def _read_all(broker, version, request, topics_req):
                 data = plog.read(
                     fp.fetch_offset,
                     limit,
-                    max_offset=plog.high_watermark,
+                    max_offset=None if from_replica else plog.high_watermark,
                     min_one_batch=(total == 0),
                 )
             except StorageError as e:
@@ -107,9 +130,25 @@ async def handle(ctx, request):
         return RawResponse(body)
     max_wait = request.max_wait.total_seconds()
     deadline = trio.current_time() + max(max_wait, 0.0)
+    replica_id = replica_id_of(version, request)
+    refused = {}
+    if replica_id >= 0 and broker.replicas is not None:
+        # a follower's fetch: its fetch offset is its log end offset (moves the HW, the ISR)
+        for ft in request.topics:
+            info, _ = _resolve(broker, version, ft)
+            if info is None:
+                continue
+            for fp in ft.partitions:
+                err = broker.replicas.on_replica_fetch(
+                    replica_id, info.name, fp.partition, fp.fetch_offset
+                )
+                if err:
+                    refused[(info.name, fp.partition)] = err
     while True:
         waiter = broker.appended.waiter()
-        results, total, errors = _read_all(broker, version, request, request.topics)
+        results, total, errors = _read_all(
+            broker, version, request, request.topics, replica_id, refused
+        )
         if total >= request.min_bytes or errors or trio.current_time() >= deadline:
             break
         with trio.move_on_at(deadline):

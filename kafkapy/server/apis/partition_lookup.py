@@ -25,6 +25,11 @@ def lookup(broker, topic: str, partition: int, current_leader_epoch: int = -1) -
         return PartitionRef(ErrorCode.not_leader_or_follower)
     state = info.states.get(partition)
     epoch = state.leader_epoch if state else 0
+    if broker.replicas is not None:  # ZooKeeper mode: only the leader answers
+        rp = broker.replicas.leader_partition(topic, partition)
+        if rp is None:
+            return PartitionRef(ErrorCode.not_leader_or_follower)
+        epoch = rp.leader_epoch
     if current_leader_epoch >= 0 and current_leader_epoch != epoch:
         code = (
             ErrorCode.fenced_leader_epoch

@@ -8,13 +8,22 @@ rewriting the batch header in place. A partition's data must be exactly one batc
 INVALID_RECORD). acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS for every partition).
 A missing topic is UNKNOWN_TOPIC_OR_PARTITION: Produce never creates topics. acks=0
 sends no response; if such a request fails, the connection is closed so the client notices, as
-Kafka does. With one replica per partition, acks=all is satisfied on append.
+Kafka does. Embedded (one broker): acks=all is satisfied on append.
+
+ZooKeeper mode (replicated): only the leader appends (else NOT_LEADER_OR_FOLLOWER). acks=all
+is refused with NOT_ENOUGH_REPLICAS when the ISR is smaller than min.insync.replicas; after the
+append it waits (on events) until the high watermark covers the batch — the whole ISR has it —
+then answers, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.insync.replicas
+meanwhile, NOT_LEADER_OR_FOLLOWER if leadership moved, REQUEST_TIMED_OUT after the request's
+timeout. acks=1 answers after the local append.
 """
 
 from __future__ import annotations
 
 import datetime
 import logging
+
+import trio
 
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.record_batch import RecordBatchError
@@ -31,25 +40,89 @@ VALID_ACKS = (-1, 0, 1)
 ONE_BATCH_ONLY = "Produce requests with version 3 and above must contain exactly one record batch"
 
 
-def _append(broker, topic: str, partition: int, records, now_ms: int):
-    """Append one partition's records; return (error, base_offset, append_time, log_start, msg)."""
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+INTERNAL_APPEND = "Cannot append to internal topic "
+
+
+def _append(broker, topic: str, partition: int, records, now_ms: int, acks: int = 1):
+    """Append one partition's records; return (error, base_offset, append_time, log_start, msg,
+    last_offset)."""
     info = broker.topics.get(topic)
     if info is None or partition not in info.partitions:
-        return ErrorCode.unknown_topic_or_partition, -1, -1, -1, None
+        return ErrorCode.unknown_topic_or_partition, -1, -1, -1, None, -1
+    if topic in INTERNAL_TOPICS:  # as Kafka's ReplicaManager: clients never append to these
+        return ErrorCode.invalid_topic_exception, -1, -1, -1, INTERNAL_APPEND + topic, -1
     plog = broker.topics.log(topic, partition)
     if plog is None:
-        return ErrorCode.not_leader_or_follower, -1, -1, -1, None
-    if not records:
-        return ErrorCode.corrupt_message, -1, -1, -1, "produce request without records"
-    if len(records) >= 12 and INT32.unpack_from(records, 8)[0] + 12 < len(records):
-        return ErrorCode.invalid_record, -1, -1, -1, ONE_BATCH_ONLY
+        return ErrorCode.not_leader_or_follower, -1, -1, -1, None, -1
     state = info.states.get(partition)
     epoch = state.leader_epoch if state else 0
+    replicas = broker.replicas
+    if replicas is not None:
+        rp = replicas.leader_partition(topic, partition)
+        if rp is None:
+            return ErrorCode.not_leader_or_follower, -1, -1, -1, None, -1
+        epoch = rp.leader_epoch
+        if acks == -1 and len(rp.isr) < replicas.min_isr(topic):
+            return (
+                ErrorCode.not_enough_replicas,
+                -1,
+                -1,
+                -1,
+                f"The size of the current ISR {rp.isr} is insufficient to satisfy the min.isr "
+                f"requirement of {replicas.min_isr(topic)} for partition {topic}-{partition}",
+                -1,
+            )
+    if not records:
+        return ErrorCode.corrupt_message, -1, -1, -1, "produce request without records", -1
+    if len(records) >= 12 and INT32.unpack_from(records, 8)[0] + 12 < len(records):
+        return ErrorCode.invalid_record, -1, -1, -1, ONE_BATCH_ONLY, -1
     try:
         res = plog.append_as_leader(records, leader_epoch=epoch, now_ms=now_ms)
     except (RecordBatchError, StorageError) as e:
-        return ErrorCode(e.error_code), -1, -1, plog.log_start_offset, str(e) or None
-    return ErrorCode.none, res.base_offset, res.log_append_time_ms, res.log_start_offset, None
+        return ErrorCode(e.error_code), -1, -1, plog.log_start_offset, str(e) or None, -1
+    if replicas is not None:
+        replicas.after_leader_append(topic, partition)
+    return (
+        ErrorCode.none,
+        res.base_offset,
+        res.log_append_time_ms,
+        res.log_start_offset,
+        None,
+        res.last_offset,
+    )
+
+
+async def _await_replication(broker, pending, timeout_s: float):
+    """Wait until each (topic, partition, epoch, last offset) is below the high watermark;
+    return {(topic, partition): error} for those that did not make it cleanly."""
+    replicas = broker.replicas
+    deadline = trio.current_time() + max(timeout_s, 0.0)
+    errors = {}
+    todo = list(pending)
+    while todo:
+        waiter = broker.appended.waiter()
+        left = []
+        for topic, partition, epoch, last in todo:
+            rp = replicas.leader_partition(topic, partition)
+            plog = broker.topics.log(topic, partition)
+            if rp is None or plog is None or rp.leader_epoch != epoch:
+                errors[(topic, partition)] = ErrorCode.not_leader_or_follower
+            elif plog.high_watermark > last:
+                if len(rp.isr) < replicas.min_isr(topic):
+                    errors[(topic, partition)] = ErrorCode.not_enough_replicas_after_append
+            else:
+                left.append((topic, partition, epoch, last))
+        todo = left
+        if not todo:
+            break
+        if trio.current_time() >= deadline:
+            for topic, partition, _e, _l in todo:
+                errors[(topic, partition)] = ErrorCode.request_timed_out
+            break
+        with trio.move_on_at(deadline):
+            await waiter.wait()
+    return errors
 
 
 @api("Produce")
@@ -63,25 +136,36 @@ async def handle(ctx, request):
     failed = False
     appended = False
     topics = []
+    results = []
+    pending = []
     for td in request.topic_data:
-        parts = []
         for pd in td.partition_data:
             if acks not in VALID_ACKS:
-                err, base, append_time, start, msg = (
-                    ErrorCode.invalid_required_acks,
-                    -1,
-                    -1,
-                    -1,
-                    None,
-                )
+                res = (ErrorCode.invalid_required_acks, -1, -1, -1, None, -1)
             else:
-                err, base, append_time, start, msg = _append(
-                    broker, td.name, pd.index, pd.records, now
-                )
-            if err != ErrorCode.none:
+                res = _append(broker, td.name, pd.index, pd.records, now, acks)
+            if res[0] != ErrorCode.none:
                 failed = True
             else:
                 appended = True
+                if acks == -1 and broker.replicas is not None:
+                    rp = broker.replicas.leader_partition(td.name, pd.index)
+                    epoch = rp.leader_epoch if rp is not None else -1
+                    pending.append((td.name, pd.index, epoch, res[5]))
+            results.append(res)
+    if appended:
+        broker.appended.notify()
+    late = {}
+    if pending:
+        late = await _await_replication(broker, pending, request.timeout.total_seconds())
+    it = iter(results)
+    for td in request.topic_data:
+        parts = []
+        for pd in td.partition_data:
+            err, base, append_time, start, msg, _last = next(it)
+            if (td.name, pd.index) in late:
+                err, msg = late[(td.name, pd.index)], None
+                failed = True
             parts.append(
                 build(
                     R.PartitionProduceResponse,
@@ -99,8 +183,6 @@ async def handle(ctx, request):
                 )
             )
         topics.append(build(R.TopicProduceResponse, name=td.name, partition_responses=tuple(parts)))
-    if appended:
-        broker.appended.notify()
     if acks == 0:
         if failed:
             raise CloseConnection("acks=0 produce request failed")

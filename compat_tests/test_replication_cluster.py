@@ -1,0 +1,374 @@
+"""A three-broker kafkapy cluster on a real ZooKeeper: controller election and failover,
+replication with acks=all across a leader kill -9, controlled shutdown, preferred-leader election,
+topic deletion, and stock clients (confluent-kafka, kafka-python, kcat) seeing the cluster.
+
+One cluster per module (the tests run in order and leave it whole); one test on a three-node
+ZooKeeper ensemble.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from kazoo.client import KazooClient
+
+from kafkapy.testing import BrokerProcess
+from kafkapy.testing_zk import ZooKeeperEnsemble, ZooKeeperServer
+
+SESSION_MS = 6000
+
+
+def broker_overrides(connect: str, broker_id: int) -> dict[str, str]:
+    return {
+        "zookeeper.connect": connect,
+        "broker.id": str(broker_id),
+        "zookeeper.session.timeout.ms": str(SESSION_MS),
+        "replica.lag.time.max.ms": "3000",
+        "replica.fetch.wait.max.ms": "200",
+        "offsets.topic.num.partitions": "3",
+        "offsets.topic.replication.factor": "3",
+        "group.initial.rebalance.delay.ms": "0",
+        "replica.high.watermark.checkpoint.interval.ms": "500",
+    }
+
+
+class Cluster:
+    def __init__(self, base: Path, connect_root: str) -> None:
+        self.zk_root = connect_root
+        self.connect = f"{connect_root}/kafkapy"
+        self.brokers = {
+            i: BrokerProcess(base / f"broker{i}", broker_overrides(self.connect, i))
+            for i in range(3)
+        }
+        self.zk = KazooClient(hosts=connect_root, timeout=10.0)
+
+    def start(self) -> Cluster:
+        self.zk.start(timeout=20)
+        for b in self.brokers.values():
+            b.start()
+        self.wait_for(lambda: len(self.zk.get_children("/kafkapy/brokers/ids")) == 3)
+        return self
+
+    def stop(self) -> None:
+        for b in self.brokers.values():
+            b.stop()
+        self.zk.stop()
+        self.zk.close()
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(b.bootstrap for b in self.brokers.values() if b.proc is not None)
+
+    def admin(self) -> AdminClient:
+        return AdminClient({"bootstrap.servers": self.bootstrap})
+
+    def state(self, topic: str, p: int) -> dict:
+        return json.loads(self.zk.get(f"/kafkapy/brokers/topics/{topic}/partitions/{p}/state")[0])
+
+    def controller(self) -> tuple[int | None, int]:
+        try:
+            cid = json.loads(self.zk.get("/kafkapy/controller")[0])["brokerid"]
+        except Exception:
+            cid = None
+        epoch = int(self.zk.get("/kafkapy/controller_epoch")[0])
+        return cid, epoch
+
+    @staticmethod
+    def wait_for(cond, timeout: float = 30.0, what: str = "condition"):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                got = cond()
+            except Exception:
+                got = None
+            if got:
+                return got
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}")
+
+    def create_topic(self, name: str, partitions: int = 3, rf: int = 3, **configs: str) -> None:
+        admin = self.admin()
+        fs = admin.create_topics(
+            [NewTopic(name, partitions, rf, config={"min.insync.replicas": "2", **configs})]
+        )
+        for f in fs.values():
+            f.result(15)
+        self.wait_for(
+            lambda: all(len(self.state(name, p)["isr"]) == rf for p in range(partitions)),
+            what="full ISR",
+        )
+
+    def log_bytes(self, broker_id: int, topic: str, p: int) -> bytes:
+        d = self.brokers[broker_id].data_dir / "logs" / f"{topic}-{p}"
+        return b"".join(f.read_bytes() for f in sorted(d.glob("*.log")))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    base = tmp_path_factory.mktemp("cluster")
+    server = ZooKeeperServer(base / "zookeeper")
+    server.start()
+    c = Cluster(base, server.connect_string)
+    try:
+        yield c.start()
+    finally:
+        c.stop()
+        server.stop()
+
+
+def test_cluster_metadata_and_clients(cluster):
+    cluster.create_topic("spread", partitions=6)
+    md = cluster.admin().list_topics(timeout=10)
+    assert sorted(md.brokers) == [0, 1, 2]
+    parts = md.topics["spread"].partitions
+    assert {p.leader for p in parts.values()} == {0, 1, 2}  # leaders spread over brokers
+    for p in parts.values():
+        assert sorted(p.replicas) == [0, 1, 2] and sorted(p.isrs) == [0, 1, 2]
+    first = {p.replicas[0] for p in parts.values()}
+    assert first == {0, 1, 2}
+
+    from kafka import KafkaConsumer
+
+    kc = KafkaConsumer(bootstrap_servers=cluster.bootstrap)
+    try:
+        assert len(kc._client.cluster.brokers()) == 3
+        assert kc.partitions_for_topic("spread") == set(range(6))
+    finally:
+        kc.close()
+    if shutil.which("kcat"):
+        out = subprocess.run(
+            ["kcat", "-b", cluster.bootstrap, "-L", "-t", "spread"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
+        assert "3 brokers" in out
+        assert "isrs:" in out and "leader" in out
+
+
+def _produce_while(cluster, topic: str, stop: threading.Event, acked: list, errors: list):
+    p = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "message.timeout.ms": 60000,
+            "retry.backoff.ms": 100,
+        }
+    )
+
+    def cb(err, msg):
+        if err is None:
+            acked.append((msg.partition(), msg.offset(), msg.value()))
+        else:
+            errors.append(err)
+
+    i = 0
+    while not stop.is_set():
+        p.produce(topic, value=f"m{i}".encode(), callback=cb)
+        p.poll(0)
+        i += 1
+        time.sleep(0.002)
+    p.flush(60)
+
+
+def _consume_all(cluster, topic: str, partitions: int) -> list[tuple[int, int, bytes]]:
+    c = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": f"check-{time.time()}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    ends = {}
+    for p in range(partitions):
+        ends[p] = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got: list[tuple[int, int, bytes]] = []
+    positions = dict.fromkeys(ends, 0)
+    deadline = time.monotonic() + 60
+    while any(positions[p] < ends[p] for p in ends) and time.monotonic() < deadline:
+        m = c.poll(1.0)
+        if m is None or m.error():
+            continue
+        got.append((m.partition(), m.offset(), m.value()))
+        positions[m.partition()] = m.offset() + 1
+    c.close()
+    return got
+
+
+def _converged(cluster, topic: str, partitions: int) -> bool:
+    for p in range(partitions):
+        st = cluster.state(topic, p)
+        if sorted(st["isr"]) != [0, 1, 2]:
+            return False
+        logs = {cluster.log_bytes(b, topic, p) for b in range(3)}
+        if len(logs) != 1:
+            return False
+    return True
+
+
+def test_leader_kill_acks_all_loses_nothing(cluster):
+    topic = "durable"
+    cluster.create_topic(topic, partitions=3)
+    acked: list = []
+    errors: list = []
+    stop = threading.Event()
+    t = threading.Thread(target=_produce_while, args=(cluster, topic, stop, acked, errors))
+    t.start()
+    try:
+        cluster.wait_for(lambda: len(acked) > 200, what="first acks")
+        victim = cluster.state(topic, 0)["leader"]
+        epoch = cluster.state(topic, 0)["leader_epoch"]
+        cluster.brokers[victim].kill()
+        killed_at = time.monotonic()
+        cluster.wait_for(
+            lambda: cluster.state(topic, 0)["leader"] not in (victim, -1),
+            timeout=SESSION_MS / 1000 + 10,
+            what="new leader",
+        )
+        failover = time.monotonic() - killed_at
+        st = cluster.state(topic, 0)
+        assert st["leader_epoch"] > epoch and victim not in st["isr"]
+        before = len(acked)
+        cluster.wait_for(lambda: len(acked) > before + 200, what="acks after failover")
+        cluster.brokers[victim].start()
+        cluster.wait_for(
+            lambda: victim in cluster.state(topic, 0)["isr"], timeout=30, what="rejoin ISR"
+        )
+        time.sleep(1)
+    finally:
+        stop.set()
+        t.join(90)
+    assert not errors, errors[:5]
+    assert failover < SESSION_MS / 1000 + 8
+    cluster.wait_for(lambda: _converged(cluster, topic, 3), timeout=30, what="identical logs")
+    got = _consume_all(cluster, topic, 3)
+    seen: dict[tuple[int, int], bytes] = {}
+    for p, off, v in got:
+        assert (p, off) not in seen
+        seen[(p, off)] = v
+    values = [v for _, _, v in got]
+    assert len(values) == len(set(values)), "a record was written twice"
+    for p, off, v in acked:
+        assert seen.get((p, off)) == v, f"acknowledged record {p}/{off} lost"
+
+
+def test_controller_failover(cluster):
+    cid, epoch = cluster.controller()
+    assert cid is not None
+    cluster.brokers[cid].kill()
+    started = time.monotonic()
+    new = cluster.wait_for(
+        lambda: (c := cluster.controller())[0] not in (None, cid) and c,
+        timeout=SESSION_MS / 1000 + 10,
+        what="new controller",
+    )
+    assert time.monotonic() - started < SESSION_MS / 1000 + 5
+    assert new[1] > epoch
+    cluster.brokers[cid].start()
+    cluster.wait_for(lambda: len(cluster.zk.get_children("/kafkapy/brokers/ids")) == 3)
+    cluster.wait_for(lambda: _converged(cluster, "durable", 3), timeout=30, what="ISR back")
+
+
+def test_controlled_shutdown_and_preferred_election(cluster):
+    topic = "moving"
+    cluster.create_topic(topic, partitions=3)
+    victim = cluster.state(topic, 1)["leader"]
+    led = [p for p in range(3) if cluster.state(topic, p)["leader"] == victim]
+    acked: list = []
+    errors: list = []
+    stop = threading.Event()
+    t = threading.Thread(target=_produce_while, args=(cluster, topic, stop, acked, errors))
+    t.start()
+    try:
+        cluster.wait_for(lambda: len(acked) > 100, what="acks")
+        assert cluster.brokers[victim].stop() == 0  # SIGTERM: controlled shutdown
+        # leadership had moved before the process exited
+        for p in led:
+            assert cluster.state(topic, p)["leader"] not in (victim, -1)
+        before = len(acked)
+        cluster.wait_for(lambda: len(acked) > before + 100, what="acks after shutdown")
+        cluster.brokers[victim].start()
+        cluster.wait_for(
+            lambda: all(victim in cluster.state(topic, p)["isr"] for p in range(3)),
+            what="rejoin",
+        )
+    finally:
+        stop.set()
+        t.join(90)
+    assert not errors, errors[:5]
+    # preferred-leader election (ElectLeaders) gives the leaderships back
+    from confluent_kafka import ElectionType
+
+    admin = cluster.admin()
+    tps = [TopicPartition(topic, p) for p in led]
+    res = admin.elect_leaders(ElectionType.PREFERRED, tps).result(30)
+    for tp, err in res.items():
+        assert err is None, (tp, err)
+    cluster.wait_for(
+        lambda: all(cluster.state(topic, p)["leader"] == victim for p in led),
+        what="preferred leaders back",
+    )
+
+
+def test_topic_deletion_on_every_broker(cluster):
+    cluster.create_topic("doomed", partitions=2)
+    admin = cluster.admin()
+    fs = admin.delete_topics(["doomed"])
+    for f in fs.values():
+        f.result(15)
+
+    def gone():
+        return all(
+            not list((b.data_dir / "logs").glob("doomed-*")) for b in cluster.brokers.values()
+        )
+
+    cluster.wait_for(gone, timeout=20, what="logs removed")
+    assert cluster.zk.exists("/kafkapy/brokers/topics/doomed") is None
+
+
+def test_ensemble_cluster_survives_leader_kill(tmp_path):
+    ensemble = ZooKeeperEnsemble(tmp_path / "ensemble", 3)
+    ensemble.start()
+    c = Cluster(tmp_path, ensemble.connect_string)
+    try:
+        c.start()
+        c.create_topic("ens", partitions=1)
+        p = Producer({"bootstrap.servers": c.bootstrap, "acks": "all", "enable.idempotence": True})
+        acked = []
+        for i in range(100):
+            p.produce(
+                "ens",
+                value=f"a{i}".encode(),
+                callback=lambda e, m: acked.append(m.offset()) if e is None else None,
+            )
+        p.flush(30)
+        leader = c.state("ens", 0)["leader"]
+        c.brokers[leader].kill()
+        c.wait_for(
+            lambda: c.state("ens", 0)["leader"] not in (leader, -1), timeout=20, what="new leader"
+        )
+        for i in range(100, 200):
+            p.produce(
+                "ens",
+                value=f"a{i}".encode(),
+                callback=lambda e, m: acked.append(m.offset()) if e is None else None,
+            )
+        p.flush(30)
+        assert len(acked) == 200
+        got = _consume_all(c, "ens", 1)
+        assert sorted(v for _, _, v in got) == sorted(f"a{i}".encode() for i in range(200))
+    finally:
+        c.stop()
+        ensemble.stop()

@@ -1,0 +1,91 @@
+"""ElectLeaders (key 43), versions 0-2.
+
+Served by the controller (clients send it there; others answer NOT_CONTROLLER). Election type 0
+(preferred; the only one in v0) moves leadership to the first replica of the assignment when it
+is alive and in the ISR: ELECTION_NOT_NEEDED if it already leads, PREFERRED_LEADER_NOT_AVAILABLE
+otherwise. Type 1 (unclean) elects a live replica, outside the ISR if needed, for partitions
+without a live leader: ELECTION_NOT_NEEDED when there is one, ELIGIBLE_LEADERS_NOT_AVAILABLE when
+no replica is alive. A null partition list means every partition; then partitions needing no
+election are left out of the answer. Unknown partitions: UNKNOWN_TOPIC_OR_PARTITION. The embedded
+single broker leads everything: ELECTION_NOT_NEEDED.
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+from kafkapy.replication.controller import ElectionResult, NotControllerError
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+
+_CODES = {
+    "": ErrorCode.none,
+    "not_needed": ErrorCode.election_not_needed,
+    "unknown": ErrorCode.unknown_topic_or_partition,
+}
+
+
+def _code(err: str, election_type: int) -> ErrorCode:
+    if err == "not_available":
+        return (
+            ErrorCode.preferred_leader_not_available
+            if election_type == 0
+            else ErrorCode.eligible_leaders_not_available
+        )
+    return _CODES.get(err, ErrorCode.unknown_server_error)
+
+
+@api("ElectLeaders")
+async def handle(ctx, request):
+    R = ctx.R
+    broker = ctx.broker
+    election_type = int(getattr(request, "election_type", 0))
+    wanted = None
+    if request.topic_partitions is not None:
+        wanted = {}
+        for tp in request.topic_partitions:
+            wanted.setdefault(tp.topic, []).extend(int(p) for p in tp.partitions)
+    top_error = ErrorCode.none
+    if broker.replicas is None:
+        results = []
+        names = sorted(broker.topics.by_name) if wanted is None else sorted(wanted)
+        for name in names:
+            info = broker.topics.get(name)
+            parts = (sorted(info.partitions) if info else []) if wanted is None else wanted[name]
+            for p in parts:
+                known = info is not None and p in info.partitions
+                results.append(ElectionResult(name, p, "not_needed" if known else "unknown"))
+    else:
+        try:
+            results = await broker.replicas.elect_leaders(election_type, wanted)
+        except NotControllerError:
+            results = []
+            top_error = ErrorCode.not_controller
+            for name, parts in (wanted or {}).items():
+                results += [ElectionResult(name, p, "not_controller") for p in parts]
+    if wanted is None:
+        results = [r for r in results if r.error != "not_needed"]
+    by_topic: dict[str, list] = {}
+    for r in results:
+        code = (
+            ErrorCode.not_controller
+            if r.error == "not_controller"
+            else _code(r.error, election_type)
+        )
+        by_topic.setdefault(r.topic, []).append(
+            build(
+                R.PartitionResult,
+                partition_id=r.partition,
+                error_code=code,
+                error_message=None if code == ErrorCode.none else code.name.upper(),
+            )
+        )
+    return build(
+        R.ElectLeadersResponse,
+        throttle_time=THROTTLE_NONE,
+        error_code=top_error,
+        replica_election_results=tuple(
+            build(R.ReplicaElectionResult, topic=t, partition_result=tuple(ps))
+            for t, ps in sorted(by_topic.items())
+        ),
+    )
