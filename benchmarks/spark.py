@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Throughput of the Spark pieces against a fresh local kafkapy broker, printed as a table.
 
-    .venv/bin/python scripts/spark_benchmark.py [--records 1000000] [--lines 50000]
+    .venv/bin/python benchmarks/spark.py [--records 1000000] [--lines 50000]
         [--partitions 4] [--master local[*]]
 
 1. batch read: `--records` 100-byte records produced with confluent-kafka, then
