@@ -31,28 +31,4 @@ def broker_factory(tmp_path):
         proc.stop()
 
 
-# --- real ZooKeeper (Debian's zookeeper package), stopped after each test -----------------------
-
-
-@pytest.fixture
-def zookeeper(tmp_path):
-    """A standalone ZooKeeper server of this test's own on a free loopback port."""
-    from kafkapy.testing_zk import ZooKeeperServer
-
-    server = ZooKeeperServer(tmp_path / "zookeeper")
-    try:
-        yield server.start()
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def zk_ensemble(tmp_path):
-    """A three-server ZooKeeper ensemble on loopback ports; nodes can be stopped and started."""
-    from kafkapy.testing_zk import ZooKeeperEnsemble
-
-    ensemble = ZooKeeperEnsemble(tmp_path / "ensemble", 3)
-    try:
-        yield ensemble.start()
-    finally:
-        ensemble.stop()
+# ZooKeeper fixtures (zookeeper, zk_ensemble) live in the repository's root conftest.py

@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -634,58 +632,14 @@ def test_consumer_perf_test(cluster):
 # -- zookeeper-shell -------------------------------------------------------------------------------
 
 
-def _zookeeper_available() -> bool:
-    return shutil.which("java") is not None and any(Path("/usr/share/java").glob("zookeeper*.jar"))
-
-
 @pytest.fixture
-def zookeeper(tmp_path):
-    if not _zookeeper_available():
-        pytest.skip("ZooKeeper (Debian zookeeper package) or java not installed")
-    port = free_port()
-    data = tmp_path / "zk"
-    data.mkdir()
-    cfg = tmp_path / "zoo.cfg"
-    cfg.write_text(
-        f"tickTime=2000\ndataDir={data}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
-        "admin.enableServer=false\n4lw.commands.whitelist=*\n"
-    )
-    log = open(tmp_path / "zk.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [
-            "java",
-            "-cp",
-            "/etc/zookeeper/conf:/usr/share/java/*",
-            "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-            str(cfg),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                    s.sendall(b"ruok")
-                    if s.recv(4) == b"imok":
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "ZooKeeper did not start"
-            time.sleep(0.2)
-        yield f"127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+def zk_connect(zookeeper):
+    """The connect string of a real ZooKeeper server of this test's own."""
+    return zookeeper.connect_string
 
 
-def test_zookeeper_shell_ls_get_stat(zookeeper):
+def test_zookeeper_shell_ls_get_stat(zk_connect):
+    zookeeper = zk_connect
     from kazoo.client import KazooClient
 
     zk = KazooClient(hosts=zookeeper)

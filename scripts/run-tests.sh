@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh --tests
-.venv/bin/ruff check kafkapy tests compat_tests benchmarks
+.venv/bin/ruff check .
 exec .venv/bin/python -m pytest -q "$@"

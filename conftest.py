@@ -1,4 +1,5 @@
-"""Shared fixtures: real ZooKeeper servers (Debian's zookeeper package), stopped after use."""
+"""Fixtures shared by tests/ and compat_tests/: real ZooKeeper servers (Debian's zookeeper
+package) on free loopback ports in temp dirs, stopped after use."""
 
 from __future__ import annotations
 
