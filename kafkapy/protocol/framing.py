@@ -48,7 +48,8 @@ class FrameDecoder:
                 self._need = size
             if end - pos < self._need:
                 break
-            frames.append(bytes(buf[pos : pos + self._need]))
+            with memoryview(buf) as view:  # one copy, not two (slice, then bytes)
+                frames.append(bytes(view[pos : pos + self._need]))
             pos += self._need
             self._need = -1
         if pos:
