@@ -51,7 +51,7 @@ def produce(bootstrap, topic, n, partitions):
     p.close()
 
 
-def wait_until(cond, timeout=20.0, what="condition"):
+def wait_until(cond, timeout=40.0, what="condition"):  # generous: 2 shared cores
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if cond():
