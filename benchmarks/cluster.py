@@ -1,0 +1,493 @@
+"""kafkapy cluster benchmark (issue 4): produce throughput on three brokers with replication, and
+failover time after kill -9 of a partition leader.
+
+    .venv/bin/python benchmarks/cluster.py --quick      # ~30 s, the README figures
+    .venv/bin/python benchmarks/cluster.py              # ~2.5 min: 3 repeats, 6 s runs
+    .venv/bin/python benchmarks/cluster.py --repeat 5 --session-timeout-ms 18000
+
+Setup: one real ZooKeeper server (kafkapy.testing_zk, Debian's zookeeper package) and three
+kafkapy brokers (kafkapy.testing.BrokerProcess) with zookeeper.connect=<zk>/kafkapy, broker.id
+0-2, offsets.topic.replication.factor=3, and the other overrides of
+compat_tests/test_replication_cluster.py.
+
+Throughput: confluent-kafka, 1 KiB records, batch.size 1 MiB, linger.ms 5, no compression, one
+partition, as fast as the cluster takes them for a fixed time (first record to last
+acknowledgement), on a fresh topic per run: acks=all on a replication factor 3 topic with
+min.insync.replicas=2, acks=1 on the same kind of topic, and acks=1 / acks=all on a replication
+factor 1 topic. Each figure is the median of --repeat runs with min-max.
+
+Failover: a producer (acks=all, idempotent) writes a record every 2 ms to partition 0 of an RF=3
+topic (min.insync.replicas=2); the leader of partition 0 is killed with SIGKILL; measured from
+the kill to (a) ZooKeeper's partition state naming a new leader, (b) a Metadata request (an
+AdminClient on the surviving brokers, polled every 20 ms) returning a new leader, (c) the next
+acknowledged record: the first record produced after the kill acknowledged to the producer
+(acks=all, so written by the new leader and one more in-sync replica). The killed broker is then
+restarted and rejoins the ISR before the next round. A kill -9 leaves the broker's ZooKeeper
+session open until it expires, so (a)-(c) are bounded below by zookeeper.session.timeout.ms
+(--session-timeout-ms, default 6000 as in the tests; Kafka's default is 18000).
+
+Pinning (as benchmarks/run.py): this script and librdkafka's threads on core 0, the three
+brokers on core 1 (--no-pin to let them float); ZooKeeper's JVM is not pinned. Progress goes to
+stderr, the markdown table to stdout, every sample to benchmarks/results/cluster.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from kazoo.client import KazooClient
+
+from kafkapy.testing import BrokerProcess
+from kafkapy.testing_zk import ZooKeeperServer
+
+MiB = 1024 * 1024
+MB = 1e6
+SIZE = 1024
+CLIENT_CPU = 0
+BROKER_CPU = 1 if (os.cpu_count() or 1) >= 2 else 0
+RESULTS = Path(__file__).resolve().parent / "results"
+CHROOT = "/kafkapy"
+
+
+def progress(msg: str) -> None:
+    print(f"[cluster {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def wait_for(cond, timeout: float = 60.0, what: str = "condition", interval: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            got = cond()
+        except Exception:
+            got = None
+        if got:
+            return got
+        time.sleep(interval)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+# ---- the cluster ------------------------------------------------------------------------------
+
+
+class Cluster:
+    def __init__(self, base: Path, session_ms: int, pin: bool) -> None:
+        self.base = base
+        self.session_ms = session_ms
+        self.zk_server = ZooKeeperServer(base / "zookeeper")
+        self.pin = pin
+        self.brokers: dict[int, BrokerProcess] = {}
+        self.zk: KazooClient | None = None
+
+    def overrides(self, broker_id: int) -> dict[str, str]:
+        return {
+            "zookeeper.connect": self.zk_server.connect_string + CHROOT,
+            "broker.id": str(broker_id),
+            "zookeeper.session.timeout.ms": str(self.session_ms),
+            "replica.lag.time.max.ms": "3000",
+            "replica.fetch.wait.max.ms": "200",
+            "offsets.topic.num.partitions": "3",
+            "offsets.topic.replication.factor": "3",
+            "default.replication.factor": "3",
+            "min.insync.replicas": "2",
+            "group.initial.rebalance.delay.ms": "0",
+            "replica.high.watermark.checkpoint.interval.ms": "500",
+            "message.max.bytes": str(2 * MiB),
+        }
+
+    def start(self) -> Cluster:
+        progress("starting ZooKeeper")
+        self.zk_server.start()
+        self.zk = KazooClient(hosts=self.zk_server.connect_string, timeout=10.0)
+        self.zk.start(timeout=20)
+        for i in range(3):
+            b = BrokerProcess(
+                self.base / f"broker{i}", self.overrides(i), cpu=BROKER_CPU if self.pin else None
+            )
+            self.brokers[i] = b.start()
+        wait_for(
+            lambda: len(self.zk.get_children(f"{CHROOT}/brokers/ids")) == 3,
+            what="three registered brokers",
+        )
+        wait_for(lambda: self.zk.exists(f"{CHROOT}/controller"), what="a controller")
+        progress(f"3 brokers up: {self.bootstrap}")
+        return self
+
+    def stop(self) -> None:
+        for b in self.brokers.values():
+            b.stop()
+        if self.zk is not None:
+            self.zk.stop()
+            self.zk.close()
+        self.zk_server.stop()
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(b.bootstrap for b in self.brokers.values() if b.proc is not None)
+
+    def state(self, topic: str, p: int) -> dict:
+        path = f"{CHROOT}/brokers/topics/{topic}/partitions/{p}/state"
+        return json.loads(self.zk.get(path)[0])
+
+    def create_topic(self, name: str, rf: int, partitions: int = 1) -> None:
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        fs = admin.create_topics(
+            [NewTopic(name, partitions, rf, config={"min.insync.replicas": str(min(2, rf))})]
+        )
+        for f in fs.values():
+            f.result(30)
+        wait_for(
+            lambda: all(
+                len(self.state(name, p)["isr"]) == rf and self.state(name, p)["leader"] >= 0
+                for p in range(partitions)
+            ),
+            what=f"{name} full ISR",
+        )
+
+    def delete_topic(self, name: str) -> None:
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        for f in admin.delete_topics([name]).values():
+            try:
+                f.result(30)
+            except Exception as e:  # keep going: the topic only costs disk
+                progress(f"delete {name}: {e}")
+
+
+# ---- throughput -------------------------------------------------------------------------------
+
+
+def producer_config(bootstrap: str, acks: str) -> dict:
+    return {
+        "bootstrap.servers": bootstrap,
+        "acks": acks,
+        "linger.ms": 5,
+        "batch.size": MiB,
+        "message.max.bytes": 2 * MiB,
+        "compression.type": "none",
+        "queue.buffering.max.kbytes": 256 * 1024,
+        "queue.buffering.max.messages": 1_000_000,
+        "enable.idempotence": False,
+        "delivery.report.only.error": True,
+        "message.timeout.ms": 120000,
+    }
+
+
+def produce(bootstrap: str, topic: str, seconds: float, acks: str) -> tuple[int, float]:
+    """Produce 1 KiB records for `seconds`; return (records acknowledged, elapsed)."""
+    errors: list[str] = []
+
+    def on_delivery(err, _msg) -> None:
+        if err is not None:
+            errors.append(str(err))
+
+    p = Producer({**producer_config(bootstrap, acks), "on_delivery": on_delivery})
+    base = (b"kafkapy cluster benchmark " * (SIZE // 26 + 1))[:SIZE]
+    payloads = [bytes([i]) + base[1:] for i in range(16)]
+    p.produce(topic, payloads[0], partition=0)  # metadata and connections before the clock
+    p.flush(30)
+    n = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        for i in range(1000):
+            while True:
+                try:
+                    p.produce(topic, payloads[i & 15], partition=0)
+                    break
+                except BufferError:
+                    p.poll(0.001)
+        n += 1000
+        if time.perf_counter() >= deadline:
+            break
+    left = p.flush(180)
+    elapsed = time.perf_counter() - start
+    if left or errors:
+        raise RuntimeError(f"produce: {left} undelivered, errors: {Counter(errors).most_common(3)}")
+    return n, elapsed
+
+
+THROUGHPUT_CASES = (
+    ("rf3.all", 3, "all", "RF=3, acks=all (min.insync.replicas=2)"),
+    ("rf3.1", 3, "1", "RF=3, acks=1"),
+    ("rf1.1", 1, "1", "RF=1, acks=1"),
+    ("rf1.all", 1, "all", "RF=1, acks=all"),
+)
+
+
+def run_throughput(c: Cluster, seconds: float, repeat: int, samples: dict) -> None:
+    for rep in range(repeat):
+        for key, rf, acks, label in THROUGHPUT_CASES:
+            topic = f"tp-{key.replace('.', '-')}-{rep}"
+            c.create_topic(topic, rf)
+            leader = c.state(topic, 0)["leader"]
+            progress(f"[{rep + 1}/{repeat}] {label}, leader broker {leader} ({seconds:g} s)")
+            n, elapsed = produce(c.bootstrap, topic, seconds, acks)
+            rec_s = n / elapsed
+            samples.setdefault(key, []).append(
+                {
+                    "records": n,
+                    "elapsed_s": elapsed,
+                    "records_s": rec_s,
+                    "mb_s": rec_s * SIZE / MB,
+                    "leader": leader,
+                }
+            )
+            progress(f"  {rec_s:,.0f} records/s, {rec_s * SIZE / MB:.1f} MB/s")
+            c.delete_topic(topic)
+
+
+# ---- failover ---------------------------------------------------------------------------------
+
+
+def run_failover(c: Cluster, repeat: int, samples: list) -> None:
+    topic = "failover"
+    c.create_topic(topic, 3, partitions=1)
+    # (monotonic time of the delivery report, sequence number of the record)
+    acked: list[tuple[float, int]] = []
+    errors: list[str] = []
+
+    def on_delivery(err, msg) -> None:
+        if err is None:
+            acked.append((time.monotonic(), int(msg.value()[1:])))
+        else:
+            errors.append(str(err))
+
+    p = Producer(
+        {
+            "bootstrap.servers": c.bootstrap,
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 1,
+            "message.timeout.ms": 120000,
+            "retry.backoff.ms": 100,
+            "on_delivery": on_delivery,
+        }
+    )
+    i = 0
+
+    def produce_for(seconds: float, until=None) -> None:
+        nonlocal i
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            p.produce(topic, f"m{i}".encode(), partition=0)
+            i += 1
+            p.poll(0.002)
+            if until is not None and until():
+                return
+
+    produce_for(2.0)
+    for rep in range(repeat):
+        old = c.state(topic, 0)["leader"]
+        survivors = [b.bootstrap for bid, b in c.brokers.items() if bid != old]
+        admin = AdminClient({"bootstrap.servers": ",".join(survivors)})
+        admin.list_topics(topic, timeout=10)  # connections up before the clock
+        seen: dict[str, float] = {}
+        stop = threading.Event()
+
+        def watch_zk(old=old, seen=seen, stop=stop) -> None:
+            while not stop.is_set():
+                try:
+                    leader = c.state(topic, 0)["leader"]
+                except Exception:
+                    leader = -1
+                if leader not in (-1, old):
+                    seen["zk"] = time.monotonic()
+                    return
+                time.sleep(0.01)
+
+        def watch_metadata(old=old, seen=seen, stop=stop, admin=admin) -> None:
+            while not stop.is_set():
+                try:
+                    md = admin.list_topics(topic, timeout=2)
+                    leader = md.topics[topic].partitions[0].leader
+                except Exception:
+                    leader = -1
+                if leader not in (-1, old):
+                    seen["metadata"] = time.monotonic()
+                    seen["new_leader"] = leader
+                    return
+                time.sleep(0.02)
+
+        produce_for(1.0)
+        p.poll(0)  # drain delivery reports received before the kill
+        before = len(acked)
+        first_after = i  # records from this sequence number on are produced after the kill
+        watchers = [threading.Thread(target=f, daemon=True) for f in (watch_zk, watch_metadata)]
+        progress(
+            f"[{rep + 1}/{repeat}] kill -9 broker {old} (leader of {topic}-0), "
+            f"{before} records acknowledged so far"
+        )
+        t_kill = time.monotonic()
+        c.brokers[old].kill()
+        for w in watchers:
+            w.start()
+
+        # the next acknowledged record: the first one produced after the kill (a response in
+        # flight at the kill may still report a record the old leader took)
+        def acked_after(before=before, first_after=first_after) -> float | None:
+            return next((t for t, seq in acked[before:] if seq >= first_after), None)
+
+        produce_for(120.0, until=lambda: acked_after() is not None)
+        t_ack = acked_after()
+        if t_ack is None:
+            raise RuntimeError(f"no acknowledgement within 120 s after the kill: {errors[-3:]}")
+        wait_for(
+            lambda seen=seen: "zk" in seen and "metadata" in seen,
+            timeout=60,
+            what="new leader in ZooKeeper and Metadata",
+        )
+        stop.set()
+        sample = {
+            "killed": old,
+            "new_leader": seen.get("new_leader"),
+            "zk_state_s": seen["zk"] - t_kill,
+            "metadata_s": seen["metadata"] - t_kill,
+            "next_ack_s": t_ack - t_kill,
+        }
+        samples.append(sample)
+        progress(
+            f"  new leader {sample['new_leader']}: ZooKeeper state after "
+            f"{sample['zk_state_s']:.2f} s, Metadata after {sample['metadata_s']:.2f} s, "
+            f"next acknowledged record after {sample['next_ack_s']:.2f} s"
+        )
+        # restart the killed broker (same port and data) and let it rejoin the ISR
+        progress(f"  restarting broker {old}")
+        c.brokers[old].start()
+        wait_for(
+            lambda: len(c.state(topic, 0)["isr"]) == 3,
+            timeout=120,
+            what=f"broker {old} back in the ISR",
+        )
+        produce_for(1.0)
+    left = p.flush(120)
+    if left:
+        raise RuntimeError(f"failover producer: {left} records undelivered")
+    if errors:
+        progress(
+            f"failover producer errors (retried by librdkafka or not): "
+            f"{Counter(errors).most_common(3)}"
+        )
+
+
+# ---- report -----------------------------------------------------------------------------------
+
+
+def fmt(v: float, digits: int = 0) -> str:
+    return f"{v:,.{digits}f}"
+
+
+def med_range(vals: list[float], digits: int = 0) -> str:
+    if not vals:
+        return "–"
+    med = fmt(statistics.median(vals), digits)
+    if len(vals) == 1:
+        return med
+    return f"{med} ({fmt(min(vals), digits)}–{fmt(max(vals), digits)})"
+
+
+def table(throughput: dict, failover: list, session_ms: int) -> str:
+    lines = [
+        "| produce, 1 KiB records, 1 partition, 3 brokers | records/s | MB/s | vs RF=3 acks=1 |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    base = throughput.get("rf3.1")
+    base_med = statistics.median(s["records_s"] for s in base) if base else None
+    for key, _rf, _acks, label in THROUGHPUT_CASES:
+        ss = throughput.get(key, [])
+        rec = [s["records_s"] for s in ss]
+        mb = [s["mb_s"] for s in ss]
+        ratio = f"{statistics.median(rec) / base_med:.0%}" if rec and base_med else "–"
+        lines.append(f"| {label} | {med_range(rec)} | {med_range(mb, 1)} | {ratio} |")
+    lines += [
+        "",
+        f"| failover: kill -9 of partition 0's leader, acks=all producer "
+        f"(zookeeper.session.timeout.ms={session_ms}) | seconds after the kill |",
+        "| --- | ---: |",
+    ]
+    for key, label in (
+        ("zk_state_s", "ZooKeeper partition state names a new leader"),
+        ("metadata_s", "Metadata (surviving brokers) returns the new leader"),
+        ("next_ack_s", "next record acknowledged (first one produced after the kill)"),
+    ):
+        lines.append(f"| {label} | {med_range([s[key] for s in failover], 2)} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="1 repeat, 2 s produce runs")
+    ap.add_argument("--repeat", type=int, default=None, help="repeats (default 3; --quick 1)")
+    ap.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help="duration of one produce run (default 6; --quick 2)",
+    )
+    ap.add_argument(
+        "--session-timeout-ms",
+        type=int,
+        default=6000,
+        help="brokers' zookeeper.session.timeout.ms (default 6000)",
+    )
+    ap.add_argument("--no-pin", action="store_true", help="do not pin brokers and client")
+    ap.add_argument("--only", choices=("throughput", "failover"), default=None)
+    ap.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where ZooKeeper and the brokers keep data (default: a temp dir)",
+    )
+    a = ap.parse_args()
+    repeat = a.repeat or (1 if a.quick else 3)
+    seconds = a.seconds or (2.0 if a.quick else 6.0)
+    pin = not a.no_pin
+    if pin:
+        os.sched_setaffinity(0, {CLIENT_CPU})  # threads started later (librdkafka's) inherit it
+    load_start = os.getloadavg()
+    throughput: dict[str, list] = {}
+    failover: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="kafkapy-cluster-", dir=a.data_dir) as tmp:
+        c = Cluster(Path(tmp), a.session_timeout_ms, pin)
+        try:
+            c.start()
+            if a.only in (None, "throughput"):
+                run_throughput(c, seconds, repeat, throughput)
+            if a.only in (None, "failover"):
+                run_failover(c, repeat, failover)
+        finally:
+            progress("stopping the cluster")
+            c.stop()
+    out = table(throughput, failover, a.session_timeout_ms)
+    print(out)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "mode": "quick" if a.quick else "full",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "repeat": repeat,
+        "produce_seconds": seconds,
+        "record_bytes": SIZE,
+        "session_timeout_ms": a.session_timeout_ms,
+        "pinning": ({"client_cpu": CLIENT_CPU, "broker_cpu": BROKER_CPU} if pin else None),
+        "cpus": os.cpu_count(),
+        "loadavg_start": load_start,
+        "loadavg_end": os.getloadavg(),
+        "throughput": throughput,
+        "failover": failover,
+        "table": out,
+    }
+    (RESULTS / "cluster.json").write_text(json.dumps(doc, indent=2) + "\n")
+    progress(f"wrote {RESULTS / 'cluster.json'}")
+
+
+if __name__ == "__main__":
+    main()
