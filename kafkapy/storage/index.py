@@ -9,6 +9,7 @@ entries also live in arrays so lookups are an in-memory binary search.
 
 from __future__ import annotations
 
+import abc
 import bisect
 import os
 import struct
@@ -20,7 +21,7 @@ class CorruptIndexError(ValueError):
     """The index file is not a whole number of ordered entries; rebuild it."""
 
 
-class _Index:
+class _Index(abc.ABC):
     """Two parallel arrays (search key, value) mirrored to an append-only file."""
 
     ENTRY: struct.Struct
@@ -53,8 +54,9 @@ class _Index:
             self._load_entry(a, b)
         self._check()
 
+    @abc.abstractmethod
     def _load_entry(self, a: int, b: int) -> None:
-        raise NotImplementedError
+        """Append one decoded file entry (key, value) to the in-memory arrays."""
 
     def _check(self) -> None:
         keys = self.keys
