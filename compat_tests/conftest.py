@@ -32,3 +32,20 @@ def broker_factory(tmp_path):
 
 
 # ZooKeeper fixtures (zookeeper, zk_ensemble) live in the repository's root conftest.py
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A three-broker cluster on its own ZooKeeper, shared by a module's tests."""
+    from kafkapy.testing_cluster import Cluster
+    from kafkapy.testing_zk import ZooKeeperServer
+
+    base = tmp_path_factory.mktemp("cluster")
+    server = ZooKeeperServer(base / "zookeeper")
+    server.start()
+    c = Cluster(base, server.connect_string)
+    try:
+        yield c.start()
+    finally:
+        c.stop()
+        server.stop()

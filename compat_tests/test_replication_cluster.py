@@ -8,120 +8,15 @@ ZooKeeper ensemble.
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import threading
 import time
-from pathlib import Path
 
-import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
-from kazoo.client import KazooClient
 
-from kafkapy.testing import BrokerProcess
-from kafkapy.testing_zk import ZooKeeperEnsemble, ZooKeeperServer
-
-SESSION_MS = 6000
-
-
-def broker_overrides(connect: str, broker_id: int) -> dict[str, str]:
-    return {
-        "zookeeper.connect": connect,
-        "broker.id": str(broker_id),
-        "zookeeper.session.timeout.ms": str(SESSION_MS),
-        "replica.lag.time.max.ms": "3000",
-        "replica.fetch.wait.max.ms": "200",
-        "offsets.topic.num.partitions": "3",
-        "offsets.topic.replication.factor": "3",
-        "group.initial.rebalance.delay.ms": "0",
-        "replica.high.watermark.checkpoint.interval.ms": "500",
-    }
-
-
-class Cluster:
-    def __init__(self, base: Path, connect_root: str) -> None:
-        self.zk_root = connect_root
-        self.connect = f"{connect_root}/kafkapy"
-        self.brokers = {
-            i: BrokerProcess(base / f"broker{i}", broker_overrides(self.connect, i))
-            for i in range(3)
-        }
-        self.zk = KazooClient(hosts=connect_root, timeout=10.0)
-
-    def start(self) -> Cluster:
-        self.zk.start(timeout=20)
-        for b in self.brokers.values():
-            b.start()
-        self.wait_for(lambda: len(self.zk.get_children("/kafkapy/brokers/ids")) == 3)
-        return self
-
-    def stop(self) -> None:
-        for b in self.brokers.values():
-            b.stop()
-        self.zk.stop()
-        self.zk.close()
-
-    @property
-    def bootstrap(self) -> str:
-        return ",".join(b.bootstrap for b in self.brokers.values() if b.proc is not None)
-
-    def admin(self) -> AdminClient:
-        return AdminClient({"bootstrap.servers": self.bootstrap})
-
-    def state(self, topic: str, p: int) -> dict:
-        return json.loads(self.zk.get(f"/kafkapy/brokers/topics/{topic}/partitions/{p}/state")[0])
-
-    def controller(self) -> tuple[int | None, int]:
-        try:
-            cid = json.loads(self.zk.get("/kafkapy/controller")[0])["brokerid"]
-        except Exception:
-            cid = None
-        epoch = int(self.zk.get("/kafkapy/controller_epoch")[0])
-        return cid, epoch
-
-    @staticmethod
-    def wait_for(cond, timeout: float = 30.0, what: str = "condition"):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                got = cond()
-            except Exception:
-                got = None
-            if got:
-                return got
-            time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {what}")
-
-    def create_topic(self, name: str, partitions: int = 3, rf: int = 3, **configs: str) -> None:
-        admin = self.admin()
-        fs = admin.create_topics(
-            [NewTopic(name, partitions, rf, config={"min.insync.replicas": "2", **configs})]
-        )
-        for f in fs.values():
-            f.result(15)
-        self.wait_for(
-            lambda: all(len(self.state(name, p)["isr"]) == rf for p in range(partitions)),
-            what="full ISR",
-        )
-
-    def log_bytes(self, broker_id: int, topic: str, p: int) -> bytes:
-        d = self.brokers[broker_id].data_dir / "logs" / f"{topic}-{p}"
-        return b"".join(f.read_bytes() for f in sorted(d.glob("*.log")))
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    base = tmp_path_factory.mktemp("cluster")
-    server = ZooKeeperServer(base / "zookeeper")
-    server.start()
-    c = Cluster(base, server.connect_string)
-    try:
-        yield c.start()
-    finally:
-        c.stop()
-        server.stop()
+from kafkapy.testing_cluster import SESSION_MS, Cluster
+from kafkapy.testing_zk import ZooKeeperEnsemble
 
 
 def test_cluster_metadata_and_clients(cluster):

@@ -1,0 +1,136 @@
+"""A three-broker kafkapy cluster on a real ZooKeeper, for tests and benchmarks.
+
+`Cluster` starts three `BrokerProcess` brokers against a ZooKeeper connect string (chroot
+/kafkapy), with short session and replica-lag timeouts so failures are noticed quickly, and reads
+the cluster's state from ZooKeeper directly (partition state znodes, /controller, registrations).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka.admin import AdminClient, NewTopic
+from kazoo.client import KazooClient
+
+from kafkapy.testing import BrokerProcess
+
+SESSION_MS = 6000
+BROKERS = (0, 1, 2)
+
+
+def broker_overrides(connect: str, broker_id: int) -> dict[str, str]:
+    """Config of one cluster broker: fast failure detection, a small __consumer_offsets."""
+    return {
+        "zookeeper.connect": connect,
+        "broker.id": str(broker_id),
+        "zookeeper.session.timeout.ms": str(SESSION_MS),
+        "replica.lag.time.max.ms": "3000",
+        "replica.fetch.wait.max.ms": "200",
+        "offsets.topic.num.partitions": "3",
+        "offsets.topic.replication.factor": "3",
+        "group.initial.rebalance.delay.ms": "0",
+        "replica.high.watermark.checkpoint.interval.ms": "500",
+    }
+
+
+def wait_for(cond: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
+    """Poll `cond` (exceptions count as not yet) until it is truthy; return its value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            got = cond()
+        except Exception:
+            got = None
+        if got:
+            return got
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Cluster:
+    wait_for = staticmethod(wait_for)
+
+    def __init__(self, base: Path, zk_connect: str) -> None:
+        self.connect = f"{zk_connect}/kafkapy"
+        self.brokers = {
+            i: BrokerProcess(base / f"broker{i}", broker_overrides(self.connect, i))
+            for i in BROKERS
+        }
+        self.zk = KazooClient(hosts=zk_connect, timeout=10.0)
+        self.topics: dict[str, int] = {}  # topics created through create_topic -> partitions
+
+    def start(self) -> Cluster:
+        self.zk.start(timeout=20)
+        for b in self.brokers.values():
+            b.start()
+        wait_for(lambda: self.registered() == set(BROKERS), what="3 brokers registered")
+        return self
+
+    def stop(self) -> None:
+        for b in self.brokers.values():
+            if b.proc is not None and b.proc.poll() is None:
+                os.kill(b.proc.pid, signal.SIGCONT)  # in case a test left it stopped
+            b.stop()
+        self.zk.stop()
+        self.zk.close()
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(b.bootstrap for b in self.brokers.values() if b.proc is not None)
+
+    def admin(self) -> AdminClient:
+        return AdminClient({"bootstrap.servers": self.bootstrap})
+
+    def registered(self) -> set[int]:
+        return {int(i) for i in self.zk.get_children("/kafkapy/brokers/ids")}
+
+    def state(self, topic: str, p: int) -> dict:
+        return json.loads(self.zk.get(f"/kafkapy/brokers/topics/{topic}/partitions/{p}/state")[0])
+
+    def controller(self) -> tuple[int | None, int]:
+        """(controller broker id or None, controller epoch) from ZooKeeper."""
+        try:
+            cid = json.loads(self.zk.get("/kafkapy/controller")[0])["brokerid"]
+        except Exception:
+            cid = None
+        return cid, int(self.zk.get("/kafkapy/controller_epoch")[0])
+
+    def create_topic(self, name: str, partitions: int = 3, rf: int = 3, **configs: str) -> None:
+        admin = self.admin()  # keep the handle alive until the futures resolve
+        fs = admin.create_topics(
+            [NewTopic(name, partitions, rf, config={"min.insync.replicas": "2", **configs})]
+        )
+        for f in fs.values():
+            f.result(15)
+        self.topics[name] = partitions
+        wait_for(
+            lambda: all(len(self.state(name, p)["isr"]) == rf for p in range(partitions)),
+            what=f"full ISR for {name}",
+        )
+
+    def log_bytes(self, broker_id: int, topic: str, p: int) -> bytes:
+        d = self.brokers[broker_id].data_dir / "logs" / f"{topic}-{p}"
+        return b"".join(f.read_bytes() for f in sorted(d.glob("*.log")))
+
+    def full_isr(self, topic: str, partitions: int) -> bool:
+        return all(sorted(self.state(topic, p)["isr"]) == list(BROKERS) for p in range(partitions))
+
+    def converged(self, topic: str, partitions: int) -> bool:
+        """Full ISR and byte-identical logs on every broker."""
+        if not self.full_isr(topic, partitions):
+            return False
+        return all(
+            len({self.log_bytes(b, topic, p) for b in BROKERS}) == 1 for p in range(partitions)
+        )
+
+    def whole(self) -> bool:
+        """Every broker registered and every created topic fully replicated."""
+        return self.registered() == set(BROKERS) and all(
+            self.full_isr(t, n) for t, n in self.topics.items()
+        )
