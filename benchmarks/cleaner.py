@@ -51,6 +51,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common import fmt_values, pin
+from common import progress as common_progress
+
 MiB = 1024 * 1024
 MB = 1e6
 CLIENT_CPU = 0
@@ -62,14 +65,6 @@ VALUE_SIZE = 1024
 UNIQUE_FRACTION = 0.10
 SEGMENT_BYTES = 16 * MiB
 NEVER_MS = 2**62  # min.compaction.lag.ms that keeps every segment uncleanable
-
-
-def progress(msg: str) -> None:
-    print(f"[cleaner-bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def pin(cpu: int) -> None:
-    os.sched_setaffinity(0, {cpu})
 
 
 # ---- settings and results -------------------------------------------------------------------
@@ -143,19 +138,8 @@ class Results:
         return statistics.median(row.values) if row and row.values else None
 
 
-def fmt(v: float) -> str:
-    if abs(v) >= 100:
-        return f"{v:,.0f}"
-    if abs(v) >= 10:
-        return f"{v:.1f}"
-    return f"{v:.2f}" if abs(v) >= 0.1 else f"{v:.3f}"
-
-
-def fmt_values(vals: list[float]) -> str:
-    if not vals:
-        return "–"
-    med = fmt(statistics.median(vals))
-    return med if len(vals) == 1 else f"{med} ({fmt(min(vals))}–{fmt(max(vals))})"
+def progress(msg: str) -> None:
+    common_progress(msg, "cleaner-bench")
 
 
 def status_kib(pid: int | str, key: str) -> int:

@@ -42,6 +42,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common import fmt, fmt_values, pin, progress
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -54,15 +55,6 @@ BROKER_CPU = 1 if (os.cpu_count() or 1) >= 2 else 0
 RESULTS = Path(__file__).resolve().parent / "results"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SECTIONS = ("ceilings", "produce", "kafka-python", "fetch", "latency", "scale", "cluster")
-
-
-def progress(msg: str) -> None:
-    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def pin(cpu: int) -> None:
-    """Pin the calling thread (pid 0 = this thread on Linux) to one core."""
-    os.sched_setaffinity(0, {cpu})
 
 
 # ---- settings ---------------------------------------------------------------------------------
@@ -124,23 +116,6 @@ class Results:
     def median(self, key: str) -> float | None:
         row = self.rows.get(key)
         return statistics.median(row.values) if row and row.values else None
-
-
-def fmt(v: float) -> str:
-    if abs(v) >= 100:
-        return f"{v:,.0f}"
-    if abs(v) >= 10:
-        return f"{v:.1f}"
-    return f"{v:.2f}" if abs(v) >= 0.1 else f"{v:.3f}"
-
-
-def fmt_values(vals: list[float]) -> str:
-    if not vals:
-        return "–"
-    med = fmt(statistics.median(vals))
-    if len(vals) == 1:
-        return med
-    return f"{med} ({fmt(min(vals))}–{fmt(max(vals))})"
 
 
 # ---- broker helpers -----------------------------------------------------------------------
