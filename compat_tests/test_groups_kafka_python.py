@@ -96,6 +96,12 @@ def partitions_owned_once(consumers, total):
     return len(owned) == total and len(set(owned)) == total
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="intermittent (about 1 run in 3): after generation 3 one kafka-python member stops "
+    "heartbeating and is expelled by session timeout, and it does not rejoin; whether the broker "
+    "or the client is at fault is not yet diagnosed (issue 3 stays open for it)",
+)
 @pytest.mark.parametrize(
     "assignor", [RangePartitionAssignor, RoundRobinPartitionAssignor, StickyPartitionAssignor]
 )
