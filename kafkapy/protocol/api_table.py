@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
-SPEC_PATH = Path(__file__).resolve().parents[2] / "protocol_specs" / "api_versions.json"
+from kafkapy.specs import spec_path
+
+SPEC_PATH = spec_path("api_versions.json")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,12 +13,12 @@ import struct
 import uuid
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from kafkapy.protocol.wire import DecodeError, read_uvarint, skip_tagged_fields, uvarint
+from kafkapy.specs import spec_path
 
-SPEC_PATH = Path(__file__).resolve().parents[3] / "protocol_specs" / "consumer_offsets.json"
+SPEC_PATH = spec_path("consumer_offsets.json")
 
 _I8 = struct.Struct(">b")
 _I16 = struct.Struct(">h")
