@@ -1554,6 +1554,51 @@ def check_describe_log_dirs(env: Env, v: int) -> None:
     assert {(SWEEP, 0), (SWEEP, 1)} <= names
 
 
+def check_alter_partition_reassignments(env: Env, v: int) -> None:
+    # the embedded broker holds every replica: a valid request moves nothing; Kafka's errors
+    me = env.node_id
+    resp = env.request(
+        make(
+            "AlterPartitionReassignments",
+            v,
+            env,
+            timeout=datetime.timedelta(seconds=10),
+            topics=[
+                {
+                    "name": SWEEP,
+                    "partitions": [
+                        {"partition_index": 0, "replicas": (me,)},
+                        {"partition_index": 1, "replicas": None},
+                        {"partition_index": 7, "replicas": (me,)},
+                    ],
+                },
+                {"name": "sweep-absent", "partitions": [{"partition_index": 0, "replicas": (me,)}]},
+            ],
+        )
+    )
+    assert ok(resp.error_code) and resp.error_message is None, resp
+    codes = {
+        (t.name, p.partition_index): p.error_code for t in resp.responses for p in t.partitions
+    }
+    assert codes == {
+        (SWEEP, 0): E.none,
+        (SWEEP, 1): E.no_reassignment_in_progress,
+        (SWEEP, 7): E.unknown_topic_or_partition,
+        ("sweep-absent", 0): E.unknown_topic_or_partition,
+    }, resp
+    for bad in ((me, me), (me + 1000,), ()):
+        resp = env.request(
+            make(
+                "AlterPartitionReassignments",
+                v,
+                env,
+                topics=[{"name": SWEEP, "partitions": [{"partition_index": 0, "replicas": bad}]}],
+            )
+        )
+        part = resp.responses[0].partitions[0]
+        assert part.error_code == E.invalid_replica_assignment and part.error_message, resp
+
+
 def check_list_partition_reassignments(env: Env, v: int) -> None:
     for topics in (None, [{"name": SWEEP, "partition_indexes": (0, 1)}]):
         resp = env.request(make("ListPartitionReassignments", v, env, topics=topics))
@@ -1761,6 +1806,7 @@ CHECKS = {
     "ConsumerGroupHeartbeat": check_consumer_group_heartbeat,
     "ConsumerGroupDescribe": check_consumer_group_describe,
     "DescribeLogDirs": check_describe_log_dirs,
+    "AlterPartitionReassignments": check_alter_partition_reassignments,
     "ListPartitionReassignments": check_list_partition_reassignments,
     "DescribeClientQuotas": check_describe_client_quotas,
     "AlterClientQuotas": check_alter_client_quotas,

@@ -20,6 +20,7 @@ from kafkapy.metadata.errors import (
     InvalidTopicError,
     NodeExistsError,
     NoNodeError,
+    NotEmptyError,
     TopicExistsError,
     UnknownTopicError,
 )
@@ -274,6 +275,18 @@ class ClusterMetadata:
                 return self.get_topic(name)
         return None
 
+    def get_assignment(self, name: str) -> tuple[TopicAssignment, int] | None:
+        """The topic document (/brokers/topics/T) and its znode version, None without topic."""
+        got = self._store.get_or_none(zn.TOPIC.path(name))
+        return (zn.TOPIC.decode(got[0]), got[1].version) if got else None
+
+    def partitions_with_state(self, name: str) -> set[int]:
+        """The partitions of ``name`` that have a /brokers/topics/T/partitions/P node."""
+        try:
+            return {int(c) for c in self._store.children(zn.TOPIC_PARTITIONS.path(name))}
+        except NoNodeError:
+            return set()
+
     def get_partition_state(self, name: str, partition: int) -> PartitionState | None:
         got = self._store.get_or_none(zn.TOPIC_PARTITION_STATE.path(name, partition))
         return zn.TOPIC_PARTITION_STATE.decode(got[0], got[1].version) if got else None
@@ -316,9 +329,12 @@ class ClusterMetadata:
         topic_id: uuid.UUID | None = None,
         *,
         controller_epoch: int | None = None,
+        with_states: bool = True,
     ) -> TopicInfo:
-        """Create a topic atomically: assignment, configs and every partition's initial state
-        (leader = first replica, leader epoch 0, ISR = replicas)."""
+        """Create a topic atomically: assignment, configs and, ``with_states``, every partition's
+        initial state (leader = first replica, leader epoch 0, ISR = replicas). Without, only
+        /brokers/topics/T and the configs are written, as a ZooKeeper-mode Kafka broker does: the
+        controller creates the partition states."""
         reason = validate_topic_name(name)
         if reason:
             raise InvalidTopicError(reason)
@@ -335,9 +351,10 @@ class ClusterMetadata:
         ops: list[Op] = [
             CreateOp(zn.TOPIC.path(name), zn.TOPIC.encode(TopicAssignment(parts, tid))),
             self._config_op(zn.TOPIC_CONFIG, name, configs or {}),
-            CreateOp(zn.TOPIC_PARTITIONS.path(name)),
-            *self._state_ops(name, parts, epoch),
         ]
+        if with_states:
+            ops.append(CreateOp(zn.TOPIC_PARTITIONS.path(name)))
+            ops.extend(self._state_ops(name, parts, epoch))
         try:
             self._store.multi(ops)
         except NodeExistsError as e:
@@ -367,13 +384,19 @@ class ClusterMetadata:
         self._finish_deletion(name)
 
     def _finish_deletion(self, name: str) -> None:
-        ops: list[Op] = []
-        if self.topic_exists(name):
-            ops.extend(self._subtree_delete_ops(zn.TOPIC.path(name)))
-        if self._store.exists(zn.TOPIC_CONFIG.path(name)) is not None:
-            ops.append(DeleteOp(zn.TOPIC_CONFIG.path(name)))
-        ops.append(DeleteOp(zn.DELETE_TOPIC.path(name)))
-        self._store.multi(ops)
+        for attempt in range(3):
+            ops: list[Op] = []
+            if self.topic_exists(name):
+                ops.extend(self._subtree_delete_ops(zn.TOPIC.path(name)))
+            if self._store.exists(zn.TOPIC_CONFIG.path(name)) is not None:
+                ops.append(DeleteOp(zn.TOPIC_CONFIG.path(name)))
+            ops.append(DeleteOp(zn.DELETE_TOPIC.path(name)))
+            try:
+                self._store.multi(ops)
+                break
+            except NotEmptyError:  # the controller created a partition state meanwhile
+                if attempt == 2:
+                    raise
         self._ids = {k: v for k, v in self._ids.items() if v != name}
 
     def resume_pending_deletions(self) -> list[str]:
@@ -389,8 +412,10 @@ class ClusterMetadata:
         new_assignment: Mapping[int, Sequence[int]],
         *,
         controller_epoch: int | None = None,
+        with_states: bool = True,
     ) -> TopicInfo:
-        """Add partitions ``new_assignment`` (numbered from the current count) atomically."""
+        """Add partitions ``new_assignment`` (numbered from the current count) atomically; their
+        states too ``with_states`` (else the controller creates them)."""
         got = self._store.get_or_none(zn.TOPIC.path(name))
         if got is None:
             raise UnknownTopicError(f"Topic '{name}' does not exist.")
@@ -418,7 +443,7 @@ class ClusterMetadata:
         epoch = self.controller_epoch()[0] if controller_epoch is None else controller_epoch
         self._store.multi([
             SetOp(zn.TOPIC.path(name), zn.TOPIC.encode(updated), stat.version),
-            *self._state_ops(name, added, epoch),
+            *(self._state_ops(name, added, epoch) if with_states else []),
         ])
         info = self.get_topic(name)
         assert info is not None

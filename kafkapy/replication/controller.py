@@ -14,6 +14,7 @@ worker thread, one call at a time.
   topic or broker allows it), dead followers leave the ISR.
 * topic deletion: /admin/delete_topics/T entries (written by tools) are carried out.
 * controlled shutdown, preferred-leader election, auto leader rebalance.
+* new partitions' states and partition reassignments: kafkapy.replication.topic_controller.
 
 Brokers learn about leadership by watching the state znodes themselves (instead of Kafka's
 LeaderAndIsr / UpdateMetadata requests) and fence on the leader epoch.
@@ -61,6 +62,7 @@ class Controller:
         self.epoch = 0
         self.epoch_version = -1
         self.active = False
+        self.known_topics: set[str] = set()  # topic names seen by the last topic scan
 
     # -- election ------------------------------------------------------------------------------
     def try_elect(self) -> bool:

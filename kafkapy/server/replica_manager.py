@@ -14,6 +14,16 @@ replica.lag.time.max.ms and expand it when a follower caught up — written by t
 state znode with a conditional write (ZooKeeper-era Kafka). Follower duties: LeaderFetcher tasks.
 The high watermarks are checkpointed to replication-offset-checkpoint in each log dir.
 
+Waiting for replication (Kafka's DelayedProduce for acks=all, used by the group coordinator's
+__consumer_offsets writes): ``await_replication`` waits on append/high-watermark events until the
+high watermark passes the written offset, then answers NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND if
+the ISR shrank below min.insync.replicas meanwhile, NOT_LEADER_OR_FOLLOWER if the leadership (its
+epoch) moved, REQUEST_TIMED_OUT at the deadline.
+
+A partition whose assignment no longer names this broker (reassigned away) is stopped and its
+log deleted; the controller's topic duties (new partitions' states, reassignments) are in
+kafkapy.replication.topic_controller.
+
 Controlled shutdown: the broker resigns the controller role, removes its registration (the
 controller then moves its leaderships away) and waits until it leads nothing that another in-sync
 replica could take over, before closing its logs.
@@ -34,6 +44,7 @@ from kafkapy.metadata.models import BrokerInfo, PartitionState, TopicInfo
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.replication.controller import Controller, NotControllerError
 from kafkapy.replication.partition import PartitionReplica
+from kafkapy.replication.topic_controller import TopicChanges, on_topics_change
 from kafkapy.storage.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
     read_offset_checkpoint,
@@ -58,6 +69,26 @@ def _raw(broker: Broker, key: str, default: str) -> str:
 
 def _bool(v: str) -> bool:
     return str(v).strip().lower() == "true"
+
+
+def replication_outcome(
+    leader_epoch: int | None,
+    isr_size: int,
+    high_watermark: int,
+    epoch: int,
+    required_offset: int,
+    min_isr: int,
+) -> ErrorCode | None:
+    """Kafka's checkEnoughReplicasReachOffset for a write made under ``epoch`` that needs the
+    high watermark at ``required_offset`` (its last offset + 1); None while it must wait.
+    ``leader_epoch`` is this broker's current epoch as leader (None: not the leader)."""
+    if leader_epoch is None or leader_epoch != epoch:
+        return ErrorCode.not_leader_or_follower
+    if high_watermark >= required_offset:
+        if isr_size < min_isr:
+            return ErrorCode.not_enough_replicas_after_append
+        return ErrorCode.none
+    return None
 
 
 class ReplicaManager:
@@ -86,6 +117,7 @@ class ReplicaManager:
         self._global_watches: list[int] = []
         self._nursery: trio.Nursery | None = None
         self.lag_ms = int(broker.config.replica_lag_time_max_ms)
+        self._topic_changes = TopicChanges()  # for the controller (topic_controller)
 
     # -- config ---------------------------------------------------------------------------------
     def _unclean_for(self, topic: str) -> bool:
@@ -165,7 +197,7 @@ class ReplicaManager:
             if path == zn.BROKER_IDS.path():
                 self._dirty_brokers = self._ctrl_brokers_dirty = True
             elif path == zn.TOPICS.path():
-                self._dirty_all = True
+                self._dirty_all = self._topic_changes.listed = True
             elif path == zn.CONTROLLER.path():
                 self._dirty_controller = True
             elif path == zn.DELETE_TOPICS.path():
@@ -174,6 +206,7 @@ class ReplicaManager:
                 prefix = zn.TOPICS.path() + "/"
                 if path.startswith(prefix):
                     self._dirty_topics.add(path[len(prefix) :].split("/", 1)[0])
+                    self._topic_changes.names.add(path[len(prefix) :].split("/", 1)[0])
         self._poke()
 
     def _poke(self) -> None:
@@ -209,6 +242,7 @@ class ReplicaManager:
             self._dirty_all = self._dirty_brokers = self._dirty_controller = True
             self._dirty_deletions = self._ctrl_brokers_dirty = True
             self._dirty_topics.update(self._topic_watches)
+            self._topic_changes.full = True
         self._poke()
 
     # -- the tasks ------------------------------------------------------------------------------
@@ -288,6 +322,8 @@ class ReplicaManager:
         logs = self.broker.logs
         for p, replicas in sorted(info.partitions.items()):
             if self.me not in replicas:
+                if (info.name, p) in self.partitions or logs.get_log(info.name, p) is not None:
+                    self._remove_replica(info.name, p)
                 continue
             state = info.states.get(p)
             plog = logs.get_log(info.name, p)
@@ -348,6 +384,17 @@ class ReplicaManager:
         for f in self.fetchers.values():
             f.remove(tp)
 
+    def _remove_replica(self, topic: str, p: int) -> None:
+        """No longer a replica (reassigned away, or a stray log): stop and delete it, as Kafka's
+        StopReplica with delete."""
+        self._unfollow((topic, p))
+        rp = self.partitions.pop((topic, p), None)
+        if rp is not None and rp.is_leader and topic == OFFSETS_TOPIC and self.broker.groups:
+            self.broker.groups.on_leadership_change([], [p])
+        self.broker.logs.delete_log(topic, p)
+        log.info("%s-%d: not a replica here any more: stopped and deleted", topic, p)
+        self.broker.appended.notify()
+
     def remove_topic(self, name: str) -> None:
         registry = self.broker.topics
         info = registry.by_name.pop(name, None)
@@ -376,6 +423,31 @@ class ReplicaManager:
         plog = self.broker.logs.get_log(topic, p)
         if rp is not None and plog is not None:
             self.advance_hw(rp, plog)
+
+    async def await_replication(
+        self, topic: str, p: int, epoch: int, required_offset: int, timeout_s: float
+    ) -> ErrorCode:
+        """Wait (on events, never polling) until the high watermark of a partition led here
+        under ``epoch`` reaches ``required_offset``; see ``replication_outcome``."""
+        deadline = trio.current_time() + max(timeout_s, 0.0)
+        while True:
+            waiter = self.broker.appended.waiter()
+            rp = self.leader_partition(topic, p)
+            plog = self.broker.logs.get_log(topic, p)
+            got = replication_outcome(
+                rp.leader_epoch if rp is not None and plog is not None else None,
+                len(rp.isr) if rp is not None else 0,
+                plog.high_watermark if plog is not None else -1,
+                epoch,
+                required_offset,
+                self.min_isr(topic),
+            )
+            if got is not None:
+                return got
+            if trio.current_time() >= deadline:
+                return ErrorCode.request_timed_out
+            with trio.move_on_at(deadline):
+                await waiter.wait()
 
     def on_replica_fetch(self, replica_id: int, topic: str, p: int, fetch_offset: int) -> int:
         """A follower fetched: record its log end offset; returns an error code."""
@@ -484,6 +556,7 @@ class ReplicaManager:
                 ctrl, brokers = self._dirty_controller, self._dirty_brokers_ctrl()
                 deletions = self._dirty_deletions
                 self._dirty_controller = self._dirty_deletions = False
+                topics = self._topic_changes.take()
                 self._session_lost = False
             try:
                 async with self.controller_lock:
@@ -493,12 +566,15 @@ class ReplicaManager:
                     if not c.active:
                         if await trio.to_thread.run_sync(c.try_elect):
                             self.broker.controller_epoch = c.epoch
-                            brokers = deletions = True
+                            brokers = deletions = topics.full = True
                     if c.active:
                         if deletions:
                             await trio.to_thread.run_sync(c.process_deletions)
                         if brokers:
                             await trio.to_thread.run_sync(c.on_brokers_change)
+                            topics.full = True
+                        if topics:
+                            await trio.to_thread.run_sync(on_topics_change, c, topics)
                         if rebalance and trio.current_time() >= next_rebalance:
                             await trio.to_thread.run_sync(c.rebalance, threshold)
                 if trio.current_time() >= next_rebalance:
@@ -510,7 +586,7 @@ class ReplicaManager:
                 log.warning("controller step failed, retrying: %s", e)
                 with self._lock:
                     self._dirty_controller = self._dirty_deletions = True
-                    self._ctrl_brokers_dirty = True
+                    self._ctrl_brokers_dirty = self._topic_changes.full = True
                 await trio.sleep(0.5)
                 self._controller_wake.set()
 

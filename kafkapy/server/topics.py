@@ -4,14 +4,23 @@ deletion, partition increases, and the partition logs that go with them.
 The metadata store is the truth; this registry mirrors it in memory for the request path and
 keeps the local logs in step with it. Kafka's validation rules and error codes apply: invalid
 names, partition counts, replication factors and configs are refused with the code Kafka uses.
+
+With the embedded store the lone broker is its own controller and writes the partition states
+together with the topic. In ZooKeeper mode it writes only /brokers/topics/T, as Kafka's brokers
+do; the controller creates the states (kafkapy.replication.topic_controller) and the registry
+learns them through the replica manager's watches. ``wait_for_leaders`` lets CreateTopics and
+CreatePartitions wait for them up to the request's timeout, as Kafka's do.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import trio
 
 from kafkapy.metadata.models import TopicInfo
 from kafkapy.metadata.names import validate_topic_name
@@ -20,6 +29,7 @@ from kafkapy.replication.assignment import AssignmentError, assign_replicas
 from kafkapy.storage.log import PartitionLog
 
 from .log_configs import apply_log_configs, log_config_for_broker, validate_topic_configs
+from .notify import AppendNotifier
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -38,6 +48,7 @@ class TopicRegistry:
         self.broker = broker
         self.by_name: dict[str, TopicInfo] = {}
         self.by_id: dict[uuid.UUID, TopicInfo] = {}
+        self.changed = AppendNotifier()  # notified whenever a topic's view is replaced
 
     # -- loading ----------------------------------------------------------------------------
     def load(self) -> None:
@@ -52,6 +63,26 @@ class TopicRegistry:
     def _remember(self, info: TopicInfo) -> None:
         self.by_name[info.name] = info
         self.by_id[info.topic_id] = info
+        self.changed.notify()
+
+    def has_leaders(self, name: str) -> bool:
+        info = self.by_name.get(name)
+        return info is not None and all(
+            (s := info.states.get(p)) is not None and s.leader >= 0 for p in info.partitions
+        )
+
+    async def wait_for_leaders(self, names: Iterable[str], timeout_s: float) -> set[str]:
+        """Wait until every partition of ``names`` has a leader here, at most ``timeout_s``;
+        returns the topics still without (Kafka's DelayedCreatePartitions)."""
+        pending = set(names)
+        with trio.move_on_after(max(timeout_s, 0.0)):
+            while True:
+                waiter = self.changed.waiter()
+                pending = {n for n in pending if not self.has_leaders(n)}
+                if not pending:
+                    break
+                await waiter.wait()
+        return {n for n in pending if not self.has_leaders(n)}
 
     def _open_logs(self, info: TopicInfo) -> None:
         cfg = log_config_for_broker(self.broker, info.configs)
@@ -175,7 +206,9 @@ class TopicRegistry:
         _, _, assignment = self.check_new_topic(
             name, num_partitions, replication_factor, assignment, configs
         )
-        info = self.broker.cluster.create_topic(name, assignment, configs, uuid.uuid4())
+        info = self.broker.cluster.create_topic(
+            name, assignment, configs, uuid.uuid4(), with_states=self.broker.replicas is None
+        )
         self._remember(info)
         self._open_logs(info)
         if self.broker.replicas is not None:
@@ -257,7 +290,7 @@ class TopicRegistry:
                 raise TopicError(ErrorCode.invalid_replication_factor, str(e)) from None
         if validate_only:
             return info
-        self.broker.cluster.add_partitions(name, new)
+        self.broker.cluster.add_partitions(name, new, with_states=self.broker.replicas is None)
         updated = self.broker.cluster.get_topic(name)
         assert updated is not None
         self._remember(updated)

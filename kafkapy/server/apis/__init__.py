@@ -3,6 +3,7 @@
 from . import (  # noqa: F401
     alter_client_quotas,
     alter_configs,
+    alter_partition_reassignments,
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,

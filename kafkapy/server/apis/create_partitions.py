@@ -4,10 +4,13 @@ Raises a topic's partition count, with an optional explicit assignment for the n
 Kafka's errors: INVALID_PARTITIONS for a count that does not grow the topic,
 INVALID_REPLICA_ASSIGNMENT for a bad assignment, UNKNOWN_TOPIC_OR_PARTITION for a missing topic,
 INVALID_REQUEST for a topic named twice. validate_only checks without changing anything.
+In ZooKeeper mode the controller creates the new partitions' states; with timeout_ms > 0 the
+answer waits for their leaders (REQUEST_TIMED_OUT for a topic still without), as in CreateTopics.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 from kafkapy.protocol.errors import ErrorCode
@@ -23,6 +26,7 @@ async def handle(ctx, request):
     registry = ctx.broker.topics
     counts = Counter(t.name for t in request.topics)
     results = []
+    grown: dict[str, int] = {}  # topic -> index in results
     for t in request.topics:
         error, message = ErrorCode.none, None
         try:
@@ -32,6 +36,8 @@ async def handle(ctx, request):
                 [list(a.broker_ids) for a in t.assignments] if t.assignments is not None else None
             )
             registry.add_partitions(t.name, t.count, assignments, request.validate_only)
+            if not request.validate_only:
+                grown[t.name] = len(results)
         except TopicError as e:
             error, message = e.code, e.message
         results.append(
@@ -39,4 +45,10 @@ async def handle(ctx, request):
                 R.CreatePartitionsTopicResult, name=t.name, error_code=error, error_message=message
             )
         )
+    timeout = request.timeout.total_seconds()
+    if grown and ctx.broker.replicas is not None and timeout > 0:
+        for name in await registry.wait_for_leaders(grown, timeout):
+            results[grown[name]] = dataclasses.replace(
+                results[grown[name]], error_code=ErrorCode.request_timed_out, error_message=None
+            )
     return build(R.CreatePartitionsResponse, throttle_time=THROTTLE_NONE, results=tuple(results))

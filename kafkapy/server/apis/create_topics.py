@@ -5,10 +5,16 @@ assignment, configs) and answers per topic with Kafka's error codes and messages
 replication factor take num.partitions / default.replication.factor. validate_only checks without
 creating. From v5 the response echoes the partition count, replication factor and the topic's
 effective configs; from v7 the new topic id.
+
+In ZooKeeper mode the controller creates the new partitions' states; with timeout_ms > 0 the
+answer waits (up to timeout_ms) until this broker knows a leader for every new partition, and a
+topic still without is answered REQUEST_TIMED_OUT (it is created all the same), as Kafka does.
+With timeout_ms <= 0 the answer goes at once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 from kafkapy.protocol.errors import ErrorCode
@@ -24,6 +30,7 @@ async def handle(ctx, request):
     R = ctx.R
     registry = ctx.broker.topics
     results = []
+    created: dict[str, int] = {}  # topic -> index in results
     seen: dict[str, int] = {}
     for t in request.topics:
         seen[t.name] = seen.get(t.name, 0) + 1
@@ -51,6 +58,7 @@ async def handle(ctx, request):
                     t.name, t.num_partitions, t.replication_factor, assignment, configs
                 )
                 topic_id = info.topic_id
+                created[t.name] = len(results)
                 partitions = len(info.partitions)
                 rf = len(next(iter(info.partitions.values())))
             entries = (
@@ -85,4 +93,10 @@ async def handle(ctx, request):
                 configs=entries,
             )
         )
+    timeout = request.timeout.total_seconds()
+    if created and ctx.broker.replicas is not None and timeout > 0:
+        for name in await registry.wait_for_leaders(created, timeout):
+            results[created[name]] = dataclasses.replace(
+                results[created[name]], error_code=ErrorCode.request_timed_out, error_message=None
+            )
     return build(R.CreateTopicsResponse, throttle_time=THROTTLE_NONE, topics=tuple(results))

@@ -6,8 +6,8 @@ when either list is non-empty; it is reported with its full replica set and the 
 added and removed. A null topic list asks for every ongoing reassignment. As Kafka does, requested
 topics or partitions that do not exist, and partitions not being reassigned, are silently left
 out (no error), and a topic with nothing to report is omitted. Any broker answers (Kafka forwards
-the request to its controller; the metadata tree is shared here). No reassignment is ever started
-by kafkapy itself (AlterPartitionReassignments is not served), so the usual answer is empty.
+the request to its controller; the metadata tree is shared here). Reassignments are started with
+AlterPartitionReassignments and leave the list once the controller completed them.
 """
 
 from __future__ import annotations

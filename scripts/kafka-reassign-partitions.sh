@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# kafka-reassign-partitions.sh as Apache Kafka ships it, served by `kafkapy reassign-partitions`.
+set -euo pipefail
+"$(dirname "$0")/bootstrap.sh"
+exec "$(dirname "$0")/../.venv/bin/kafkapy" reassign-partitions "$@"
