@@ -2,31 +2,47 @@
 follows there (Kafka's ReplicaFetcherThread), over one connection speaking the Fetch API as a
 replica (Fetch v12, replica_id = this broker).
 
-Before fetching a partition after a leadership change, the follower truncates its divergent tail:
-it asks the leader with OffsetForLeaderEpoch (v3, as a replica) for the end offset of its own
-latest epoch and truncates to the smaller of that and its own end offset for the epoch the leader
-answered (KIP-101 / KIP-279; a second round when the leader knew only an older epoch). Without
-epoch information it truncates to its high watermark. Fetched batches are appended as they are
-(offsets and epochs kept); the follower's high watermark is min(leader's, own log end offset).
+Each partition is in one of three states: truncating, fetching or out of range.
+
+* Truncating (after every leadership change): the follower asks the leader with
+  OffsetForLeaderEpoch (v3, as a replica) for the end offset of its own latest epoch and truncates
+  its divergent tail to the smaller of that and its own end offset for the epoch the leader
+  answered (KIP-101 / KIP-279; more rounds while the leader answers an epoch it does not know).
+  The decisions are sans-io, in kafkapy.replication.truncation.
+* Fetching: batches are appended as they are (offsets and epochs kept); the follower's high
+  watermark is min(leader's, own log end offset), and its log start offset follows the leader's
+  (segments wholly below it are deleted), never past its own high watermark.
+* Out of range (the leader answered OFFSET_OUT_OF_RANGE): the follower asks the leader's latest
+  and earliest offsets with ListOffsets (v7, as a replica) and, as Kafka's fetchOffsetAndTruncate,
+  truncates to the leader's log end offset if it is below its own (an unclean election), or
+  truncates fully and restarts its log at the leader's log start offset if that passed its own
+  log end offset (retention or DeleteRecords while it was away). A restarted log whose first
+  fetched batch begins before the leader's log start offset restarts at that batch's base.
 """
 
 from __future__ import annotations
 
 import datetime
-import io
 import logging
-import struct
 from typing import TYPE_CHECKING, Any
 
 import trio
-from kio.index import load_response_schema
 from kio.schema.fetch.v12 import request as fetch_req
+from kio.schema.list_offsets.v7 import request as lo_req
 from kio.schema.offset_for_leader_epoch.v3 import request as ofle_req
-from kio.serial import entity_reader, entity_writer
 
 from kafkapy.protocol.errors import ErrorCode
-from kafkapy.protocol.headers import is_flexible
+from kafkapy.protocol.record_batch import parse_batch_header
+from kafkapy.replication.truncation import (
+    OutOfRange,
+    epoch_truncation,
+    follower_log_start,
+    out_of_range,
+    restart_for_first_batch,
+)
 from kafkapy.storage.errors import StorageError
+
+from .peer_connection import PeerConnection
 
 if TYPE_CHECKING:
     from .replica_manager import ReplicaManager
@@ -34,52 +50,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkapy.replica_fetcher")
 
 RETRY_BACKOFF = 0.2
+REQUEST_TIMEOUT = 10.0
+LATEST, EARLIEST = -1, -2
 
-
-class PeerConnection:
-    """A minimal async Kafka client connection to another broker."""
-
-    def __init__(self, stream: trio.SocketStream, client_id: str) -> None:
-        self.stream = stream
-        self.client_id = client_id.encode()
-        self._corr = 0
-        self._buf = bytearray()
-
-    @classmethod
-    async def open(cls, host: str, port: int, client_id: str) -> PeerConnection:
-        stream = await trio.open_tcp_stream(host, port)
-        return cls(stream, client_id)
-
-    async def request(self, entity: Any) -> Any:
-        api_key, version = entity.__api_key__, entity.__version__
-        self._corr += 1
-        flexible = is_flexible(api_key, version)
-        head = struct.pack(">hhih", api_key, version, self._corr, len(self.client_id))
-        head += self.client_id
-        if flexible:
-            head += b"\x00"
-        body = io.BytesIO()
-        entity_writer(type(entity))(body, entity)
-        payload = head + body.getvalue()
-        await self.stream.send_all(struct.pack(">i", len(payload)) + payload)
-        size = struct.unpack(">i", await self._recv(4))[0]
-        frame = await self._recv(size)
-        pos = 4 + (1 if flexible else 0)
-        value, _ = entity_reader(load_response_schema(api_key, version))(frame, pos)
-        return value
-
-    async def _recv(self, n: int) -> bytes:
-        while len(self._buf) < n:
-            chunk = await self.stream.receive_some(1 << 20)
-            if not chunk:
-                raise ConnectionError("connection closed by the leader")
-            self._buf += chunk
-        out = bytes(self._buf[:n])
-        del self._buf[:n]
-        return out
-
-    async def aclose(self) -> None:
-        await self.stream.aclose()
+TRUNCATING, FETCHING, OUT_OF_RANGE = "truncating", "fetching", "out_of_range"
 
 
 class LeaderFetcher:
@@ -88,13 +62,13 @@ class LeaderFetcher:
     def __init__(self, manager: ReplicaManager, leader_id: int) -> None:
         self.manager = manager
         self.leader_id = leader_id
-        # (topic, partition) -> needs truncation before fetching
-        self.partitions: dict[tuple[str, int], bool] = {}
+        # (topic, partition) -> TRUNCATING, FETCHING or OUT_OF_RANGE
+        self.partitions: dict[tuple[str, int], str] = {}
         self.changed = trio.Event()
         self.cancel_scope = trio.CancelScope()
 
     def add(self, tp: tuple[str, int]) -> None:
-        self.partitions[tp] = True
+        self.partitions[tp] = TRUNCATING
         self.changed.set()
 
     def remove(self, tp: tuple[str, int]) -> None:
@@ -142,12 +116,15 @@ class LeaderFetcher:
         cfg = m.broker.config
         while self.partitions:
             self.changed = trio.Event()
-            todo = [tp for tp, trunc in self.partitions.items() if trunc]
+            todo = [tp for tp, st in self.partitions.items() if st == TRUNCATING]
             if todo:
                 await self._truncate(conn, todo)
+            todo = [tp for tp, st in self.partitions.items() if st == OUT_OF_RANGE]
+            if todo:
+                await self._reset_out_of_range(conn, todo)
             fetchable = []
-            for tp, trunc in list(self.partitions.items()):
-                if trunc:
+            for tp, st in list(self.partitions.items()):
+                if st != FETCHING:
                     continue
                 rp = m.partitions.get(tp)
                 plog = m.broker.logs.get_log(*tp) if m.broker.logs else None
@@ -199,9 +176,10 @@ class LeaderFetcher:
                     await self.changed.wait()
 
     def _handle_partition(self, topic: str, pd: Any) -> bool:
+        """Apply one partition of a Fetch response; False asks the loop to back off."""
         m = self.manager
         tp = (topic, pd.partition_index)
-        if tp not in self.partitions or self.partitions[tp]:
+        if self.partitions.get(tp) != FETCHING:
             return True
         rp = m.partitions.get(tp)
         plog = m.broker.logs.get_log(*tp) if m.broker.logs else None
@@ -209,7 +187,7 @@ class LeaderFetcher:
             return True
         err = int(pd.error_code)
         if err == ErrorCode.offset_out_of_range:
-            log.warning(
+            log.info(
                 "%s-%d: fetch offset %d out of range at leader %d (hw %d, start %d)",
                 topic,
                 tp[1],
@@ -218,21 +196,21 @@ class LeaderFetcher:
                 pd.high_watermark,
                 pd.log_start_offset,
             )
-            self.partitions[tp] = True  # truncate again
-            return False
+            self.partitions[tp] = OUT_OF_RANGE  # ask the leader's offsets, then fetch again
+            return True
         if err != 0:
             return False  # NOT_LEADER / FENCED / UNKNOWN epoch: wait for the new state
         records = pd.records
         if records:
             try:
-                n = plog.append_as_follower(bytes(records), now_ms=m.now_ms())
+                n = self._append(plog, bytes(records))
             except StorageError as e:
                 log.warning("%s-%d: follower append failed: %s", topic, tp[1], e)
-                self.partitions[tp] = True
+                self.partitions[tp] = TRUNCATING
                 return False
             except Exception as e:  # corrupt or non-contiguous data: truncate and retry
                 log.warning("%s-%d: follower append failed: %r", topic, tp[1], e)
-                self.partitions[tp] = True
+                self.partitions[tp] = TRUNCATING
                 return False
             if n:
                 m.broker.appended.notify()
@@ -240,14 +218,48 @@ class LeaderFetcher:
         if hw != plog.high_watermark and hw >= 0:
             plog.high_watermark = hw
             m.broker.appended.notify()
+        new_start = follower_log_start(
+            int(pd.log_start_offset), plog.log_start_offset, plog.high_watermark
+        )
+        if new_start is not None:
+            plog.delete_records_before(new_start)
+            self._checkpoint_log_starts()
         return True
 
+    def _append(self, plog: Any, records: bytes) -> int:
+        """Append fetched batches; an empty log restarted at the leader's log start offset
+        restarts at the first batch's base when that start lies inside the batch (Kafka's
+        Partition.appendRecordsToFollowerOrFutureReplica)."""
+        now = self.manager.now_ms()
+        first = parse_batch_header(records, 0)
+        base = restart_for_first_batch(
+            plog.log_start_offset, plog.log_end_offset, first.base_offset, first.last_offset
+        )
+        if base is not None:
+            log.info(
+                "%s-%d: log start %d lies inside the first fetched batch; restarting at %d",
+                plog.topic,
+                plog.partition,
+                plog.log_start_offset,
+                base,
+            )
+            plog.truncate_fully_and_start_at(base, now)
+        return plog.append_as_follower(records, now_ms=now)
+
+    def _checkpoint_log_starts(self) -> None:
+        logs = self.manager.broker.logs
+        try:
+            logs.checkpoint_log_start_offsets()
+        except OSError as e:
+            log.warning("log-start-offset-checkpoint failed: %s", e)
+
     async def _truncate(self, conn: PeerConnection, tps: list[tuple[str, int]]) -> None:
+        """OffsetForLeaderEpoch rounds until every partition in ``tps`` is truncated."""
         m = self.manager
         for _round in range(4):
             ask: dict[str, list[Any]] = {}
             for tp in tps:
-                if not self.partitions.get(tp):
+                if self.partitions.get(tp) != TRUNCATING:
                     continue
                 rp = m.partitions.get(tp)
                 plog = m.broker.logs.get_log(*tp) if m.broker.logs else None
@@ -258,7 +270,7 @@ class LeaderFetcher:
                 if latest < 0:
                     if plog.log_end_offset > plog.high_watermark:
                         plog.truncate_to(plog.high_watermark)
-                    self.partitions[tp] = False
+                    self.partitions[tp] = FETCHING
                     continue
                 ask.setdefault(tp[0], []).append(
                     ofle_req.OffsetForLeaderPartition(
@@ -276,41 +288,136 @@ class LeaderFetcher:
                     for t, ps in ask.items()
                 ),
             )
-            with trio.fail_after(10):
+            with trio.fail_after(REQUEST_TIMEOUT):
                 resp = await conn.request(req)
             for t in resp.topics:
                 for p in t.partitions:
                     tp = (t.topic, p.partition)
                     plog = m.broker.logs.get_log(*tp) if m.broker.logs else None
-                    if plog is None or tp not in self.partitions:
+                    if plog is None or self.partitions.get(tp) != TRUNCATING:
                         continue
                     if int(p.error_code) != 0:
                         continue  # stays flagged: retried after the state settles
                     leader_epoch, leader_end = int(p.leader_epoch), int(p.end_offset)
-                    if leader_epoch < 0 or leader_end < 0:
-                        target = plog.high_watermark
-                        done = True
-                    else:
-                        own_epoch, own_end = plog.end_offset_for_epoch(leader_epoch)
-                        if own_epoch == leader_epoch:
-                            target = min(leader_end, own_end)
-                            done = True
-                        else:
-                            target = own_end if own_end >= 0 else plog.high_watermark
-                            done = False
-                    target = min(target, plog.log_end_offset)
-                    if target < plog.log_end_offset:
+                    own_epoch, own_end = (
+                        plog.end_offset_for_epoch(leader_epoch) if leader_epoch >= 0 else (-1, -1)
+                    )
+                    decision = epoch_truncation(
+                        leader_epoch,
+                        leader_end,
+                        own_epoch,
+                        own_end,
+                        plog.log_end_offset,
+                        plog.high_watermark,
+                    )
+                    if decision.offset < plog.log_end_offset:
                         log.info(
                             "%s-%d: truncating from %d to %d (leader epoch %d ends at %d)",
                             tp[0],
                             tp[1],
                             plog.log_end_offset,
-                            target,
+                            decision.offset,
                             leader_epoch,
                             leader_end,
                         )
-                        plog.truncate_to(target)
-                    if done:
-                        self.partitions[tp] = False
-            if not any(self.partitions.get(tp) for tp in tps):
+                    plog.truncate_to(decision.offset)
+                    if decision.done:
+                        self.partitions[tp] = FETCHING
+            if not any(self.partitions.get(tp) == TRUNCATING for tp in tps):
                 return
+
+    async def _list_offsets(
+        self, conn: PeerConnection, tps: list[tuple[str, int]], timestamp: int
+    ) -> dict[tuple[str, int], int]:
+        """The leader's offset for ``timestamp`` (LATEST: its log end offset, as asked by a
+        replica; EARLIEST: its log start offset) of each partition that answered without error."""
+        m = self.manager
+        by_topic: dict[str, list[Any]] = {}
+        for tp in tps:
+            rp = m.partitions.get(tp)
+            if rp is None:
+                continue
+            by_topic.setdefault(tp[0], []).append(
+                lo_req.ListOffsetsPartition(
+                    partition_index=tp[1],
+                    current_leader_epoch=rp.leader_epoch,
+                    timestamp=timestamp,
+                )
+            )
+        if not by_topic:
+            return {}
+        req = lo_req.ListOffsetsRequest(
+            replica_id=m.me,
+            isolation_level=0,
+            topics=tuple(
+                lo_req.ListOffsetsTopic(name=t, partitions=tuple(ps)) for t, ps in by_topic.items()
+            ),
+        )
+        with trio.fail_after(REQUEST_TIMEOUT):
+            resp = await conn.request(req)
+        out: dict[tuple[str, int], int] = {}
+        for t in resp.topics:
+            for p in t.partitions:
+                if int(p.error_code) == 0 and int(p.offset) >= 0:
+                    out[(t.name, p.partition_index)] = int(p.offset)
+                else:
+                    log.info(
+                        "%s-%d: ListOffsets(%d) at leader %d failed: error %d",
+                        t.name,
+                        p.partition_index,
+                        timestamp,
+                        self.leader_id,
+                        int(p.error_code),
+                    )
+        return out
+
+    async def _reset_out_of_range(self, conn: PeerConnection, tps: list[tuple[str, int]]) -> None:
+        """Kafka's fetchOffsetAndTruncate for partitions whose fetch offset was out of range.
+        Partitions whose leader did not answer stay out of range (asked again next round)."""
+        m = self.manager
+
+        def local(tp: tuple[str, int]) -> Any:
+            rp = m.partitions.get(tp)
+            plog = m.broker.logs.get_log(*tp) if m.broker.logs else None
+            if rp is None or plog is None or rp.leader != self.leader_id:
+                return None
+            return plog
+
+        tps = [tp for tp in tps if local(tp) is not None]
+        latest = await self._list_offsets(conn, tps, LATEST)
+        need_start = [
+            tp for tp, end in latest.items() if (plog := local(tp)) and end >= plog.log_end_offset
+        ]
+        earliest = await self._list_offsets(conn, need_start, EARLIEST) if need_start else {}
+        for tp, leader_end in latest.items():
+            plog = local(tp)
+            if plog is None or self.partitions.get(tp) != OUT_OF_RANGE:
+                continue
+            if tp in need_start and tp not in earliest:
+                continue  # the earliest offset is still needed
+            own_end = plog.log_end_offset
+            action = out_of_range(own_end, leader_end, earliest.get(tp))
+            if action.kind is OutOfRange.TRUNCATE:
+                log.warning(
+                    "%s-%d: leader %d ends at %d, before this replica's end %d: truncating",
+                    tp[0],
+                    tp[1],
+                    self.leader_id,
+                    leader_end,
+                    own_end,
+                )
+                plog.truncate_to(action.offset)
+            elif action.kind is OutOfRange.RESET:
+                log.warning(
+                    "%s-%d: leader %d starts at %d, after this replica's end %d: "
+                    "truncating fully and restarting the log there",
+                    tp[0],
+                    tp[1],
+                    self.leader_id,
+                    action.offset,
+                    own_end,
+                )
+                plog.truncate_fully_and_start_at(action.offset, m.now_ms())
+                self._checkpoint_log_starts()
+                m.broker.appended.notify()
+            self.partitions[tp] = FETCHING

@@ -656,9 +656,17 @@ class PartitionLog:
         return sum(seg.size for seg in self.segments)
 
     def truncate_to(self, offset: int) -> None:
-        """Drop everything at or after ``offset`` (follower truncation)."""
+        """Drop everything at or after ``offset`` (follower truncation). Below the first
+        segment the log restarts empty there (Kafka's truncateTo)."""
         if offset >= self.log_end_offset:
+            # an epoch entry may start at the log end with nothing written under it (a leader
+            # that appended nothing before losing leadership): drop it, as Kafka does
+            self.epoch_cache.truncate_from_end(self.log_end_offset)
             return
+        if offset < self.segments[0].base_offset:
+            self.truncate_fully_and_start_at(offset)
+            return
+        self.log_start_offset = min(self.log_start_offset, offset)
         while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
             self.segments.pop().delete()
             self._bases.pop()
@@ -668,6 +676,27 @@ class PartitionLog:
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self.epoch_cache.truncate_from_end(self.log_end_offset)
         self.producer_state.rebuild(self._all_headers())
+
+    def truncate_fully_and_start_at(self, offset: int, now_ms: int | None = None) -> None:
+        """Kafka's truncateFullyAndStartAt: every segment goes (renamed ``.deleted``, removed
+        after file.delete.delay.ms) and the log restarts empty at ``offset``, which becomes its
+        log start, log end and high watermark. A follower does this when the leader's log start
+        offset passed its log end offset."""
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        victims, self.segments, self._bases = self.segments, [], []
+        renamed: list[Path] = []
+        for seg in victims:
+            renamed += seg.rename_to_deleted(DELETED_SUFFIX)
+        self.pending_deletes.append((now + self.config.file_delete_delay_ms, renamed))
+        if self.config.file_delete_delay_ms <= 0:
+            self.purge_deleted_files(now)
+        seg = self._new_segment(offset, create=True, now_ms=now)
+        self.segments, self._bases = [seg], [offset]
+        self.log_start_offset = self.log_end_offset = offset
+        self.high_watermark = self.recovery_point = offset
+        self.epoch_cache.truncate_from_end(-1)  # every entry goes
+        self.producer_state.rebuild([])
+        self._unflushed_messages = 0
 
     def flush(self) -> None:
         """fsync every segment holding offsets past the recovery point."""

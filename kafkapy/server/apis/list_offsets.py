@@ -6,6 +6,8 @@ offset and timestamp of the record with the largest timestamp), -4 earliest loca
 start offset, as there is no tiered storage), -5 latest tiered (v9+: offset -1, as Kafka answers
 when remote storage is off). Any other timestamp finds the first offset whose timestamp is >= it
 through the time index, or -1 if there is none. The answer carries the leader epoch (v4+).
+A request from a replica (replica_id >= 0: a follower resetting an out-of-range fetch offset)
+gets the log end offset for -1, as Kafka answers replicas (no isolation level applies).
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from .partition_lookup import lookup
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -2, -1, -3, -4, -5
 
 
-def _offset_for(plog, ts: int, epoch: int) -> tuple[int, int, int]:
+def _offset_for(plog, ts: int, epoch: int, replica: bool = False) -> tuple[int, int, int]:
     """(timestamp, offset, leader epoch) answered for one special or real timestamp."""
     if ts in (EARLIEST, EARLIEST_LOCAL):
         return -1, plog.log_start_offset, epoch
     if ts == LATEST:
-        return -1, plog.high_watermark, epoch
+        return -1, plog.log_end_offset if replica else plog.high_watermark, epoch
     if ts == MAX_TIMESTAMP:
         found_ts, off = plog.max_timestamp()
         return found_ts, off, epoch if off >= 0 else -1
@@ -42,6 +44,7 @@ def _offset_for(plog, ts: int, epoch: int) -> tuple[int, int, int]:
 @api("ListOffsets")
 async def handle(ctx, request):
     R = ctx.R
+    replica = getattr(request, "replica_id", -1) >= 0
     topics = []
     for t in request.topics:
         parts = []
@@ -58,7 +61,7 @@ async def handle(ctx, request):
                     )
                 )
                 continue
-            ts, off, epoch = _offset_for(ref.log, p.timestamp, ref.leader_epoch)
+            ts, off, epoch = _offset_for(ref.log, p.timestamp, ref.leader_epoch, replica)
             parts.append(
                 build(
                     R.ListOffsetsPartitionResponse,
