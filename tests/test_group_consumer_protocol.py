@@ -253,18 +253,20 @@ def test_regex_subscription_and_range_assignor_choice():
     assert d.error == E.none and d.assignor == "range" and d.group.state == "Stable"
 
 
-def test_classic_and_consumer_groups_do_not_mix():
-    c, _, clock = make()
+def test_classic_apis_and_consumer_groups():
+    c, _, clock = make(consumer_migration_policy="disabled")
     hb(c, clock, "m1", 0)
-    # classic APIs against a consumer group
-    join = c.join_group(req(), clock.now)
+    # classic APIs against a consumer group: its consumer-protocol members are unknown there, and
+    # only the 'consumer' protocol type may join (test_group_migration has the rest)
+    join = c.join_group(req(protocol_type="connect"), clock.now)
     assert join.result.error == E.inconsistent_group_protocol
+    assert c.join_group(req(), clock.now).result.error == E.member_id_required
     assert c.heartbeat("g", 1, "m1", None, clock.now) == E.unknown_member_id
     assert c.sync_group("g", 1, "m1", None, {}, clock.now).result.error == E.unknown_member_id
     assert c.leave_group("g", [("m1", None)], clock.now) == (E.none, [E.unknown_member_id])
     d = c.describe_group("g")
     assert d.error == E.group_id_not_found and "not a classic group" in d.message
-    # consumer protocol against a classic group with members
+    # consumer protocol against a classic group with members: no upgrade with the policy off
     a = join_new(c, clock, group="cl")
     clock.advance(0)
     assert a.result.error == E.none

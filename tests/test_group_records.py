@@ -18,18 +18,91 @@ def test_spec_field_types_are_known():
     for k in SPEC["keys"].values():
         assert {f["type"] for f in k["fields"]} <= TYPES
         assert k["value"] in SPEC["values"]
-    for v in SPEC["values"].values():
+    entries = [*SPEC["values"].values(), *SPEC["consumer_protocol"].values()]
+    for v in entries:
         structs = v.get("structs", {})
         for f in v["fields"]:
-            if "tagged" in f:
-                assert isinstance(f["tagged"], int)  # written never, skipped when read
-                continue
             t = f["type"]
+            if "tagged" in f:  # a tagged field may be a single struct
+                assert isinstance(f["tagged"], int)
+                assert t in TYPES or t in structs or (t.startswith("[]") and t[2:] in structs)
+                continue
             assert t in TYPES or (t.startswith("[]") and t[2:] in structs)
         for fields in structs.values():
             for f in fields:
                 t = f["type"]
                 assert t in TYPES or (t.startswith("[]") and t[2:] in structs)
+
+
+def test_member_metadata_tagged_classic_metadata_round_trip():
+    base = {
+        "instance_id": None,
+        "rack_id": None,
+        "client_id": "c",
+        "client_host": "/h",
+        "subscribed_topic_names": ["t"],
+        "subscribed_topic_regex": None,
+        "rebalance_timeout_ms": 5,
+        "server_assignor": None,
+    }
+    plain = rec.consumer_value(rec.MEMBER_METADATA, base)
+    assert plain.endswith(b"\x00")  # no tagged fields
+    assert rec.decode_consumer_value(rec.MEMBER_METADATA, plain)["classic_member_metadata"] is None
+    classic = {
+        "session_timeout_ms": 45000,
+        "supported_protocols": [{"name": "range", "metadata": b"md"}],
+    }
+    data = rec.consumer_value(rec.MEMBER_METADATA, {**base, "classic_member_metadata": classic})
+    # one tagged field: tag 0, size, then Kafka's nullable-struct marker 1 and the struct
+    body = (
+        struct.pack(">i", 45000) + bytes([2, 6]) + b"range" + bytes([3]) + b"md" + b"\x00" + b"\x00"
+    )
+    tagged = bytes([1, 0, len(body) + 1, 1]) + body
+    assert data == plain[:-1] + tagged
+    assert (
+        rec.decode_consumer_value(rec.MEMBER_METADATA, data)["classic_member_metadata"] == classic
+    )
+    # an unknown tag next to it is skipped
+    other = plain[:-1] + bytes([2, 0, len(body) + 1, 1]) + body + bytes([7, 1, 9])
+    assert (
+        rec.decode_consumer_value(rec.MEMBER_METADATA, other)["classic_member_metadata"] == classic
+    )
+
+
+def test_embedded_consumer_protocol():
+    from kafkapy.coordinator.group import embedded
+
+    # v0 (kafka-python): topics and user data only
+    v0 = struct.pack(">hi", 0, 1) + struct.pack(">h", 1) + b"a" + struct.pack(">i", -1)
+    assert embedded.parse_subscription(v0) == embedded.Subscription(0, ("a",))
+    # v3 (librdkafka, Java): owned partitions, generation, rack
+    v3 = rec.encode_embedded(
+        "Subscription",
+        {
+            "topics": ["a"],
+            "user_data": b"u",
+            "owned_partitions": [{"topic": "a", "partitions": [2, 0]}],
+            "generation_id": 4,
+            "rack_id": "r1",
+        },
+        3,
+    )
+    sub = embedded.parse_subscription(v3)
+    assert (sub.owned_partitions, sub.generation_id, sub.rack_id) == ({"a": {0, 2}}, 4, "r1")
+    # a newer version reads as the highest known one (extra bytes ignored)
+    v9 = struct.pack(">h", 9) + v3[2:] + b"more"
+    assert embedded.parse_subscription(v9).topics == ("a",)
+    with pytest.raises(embedded.EmbeddedProtocolError):
+        embedded.parse_subscription(b"m")
+    data = embedded.encode_assignment({"b": {1}, "a": {3, 0}}, 1)
+    assert data == (
+        struct.pack(">hi", 1, 2)
+        + struct.pack(">h", 1) + b"a" + struct.pack(">iii", 2, 0, 3)
+        + struct.pack(">h", 1) + b"b" + struct.pack(">ii", 1, 1)
+        + struct.pack(">i", -1)
+    )  # fmt: skip
+    assert embedded.parse_assignment(data) == ({"a": {0, 3}, "b": {1}}, None)
+    assert embedded.encode_assignment({}, 7)[:2] == struct.pack(">h", 3)  # clamped
 
 
 def test_offset_key_bytes():

@@ -335,6 +335,10 @@ _OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     ),
     "group.consumer.assignors": ("group_consumer_assignors", _assignors),
     "group.consumer.max.size": ("group_consumer_max_size", _int_parser(1)),
+    "group.consumer.migration.policy": (
+        "group_consumer_migration_policy",
+        _choice("disabled", "upgrade", "downgrade", "bidirectional"),
+    ),
     "transaction.state.log.num.partitions": (
         "transaction_state_log_num_partitions",
         _int_parser(1),
@@ -430,7 +434,7 @@ producer.purgatory.purge.interval.requests producer.id.expiration.check.interval
 producer.id.quota.window.num producer.id.quota.window.size.seconds
 group.coordinator.rebalance.protocols group.coordinator.new.enable group.coordinator.threads
 group.coordinator.append.linger.ms
-group.consumer.migration.policy group.share.enable group.share.max.groups group.share.max.size
+group.share.enable group.share.max.groups group.share.max.size
 group.share.session.timeout.ms group.share.heartbeat.interval.ms group.share.record.lock.duration.ms
 group.consumer.offset.metadata.max.bytes offsets.load.buffer.size offsets.commit.required.acks
 transaction.abort.timed.out.transaction.cleanup.interval.ms
@@ -545,6 +549,8 @@ class BrokerConfig:
     group_consumer_max_heartbeat_interval_ms: int = 15000
     group_consumer_assignors: tuple[str, ...] = ("uniform", "range")
     group_consumer_max_size: int = INT_MAX
+    #: online migration of non-empty groups between the classic and consumer protocols
+    group_consumer_migration_policy: str = "bidirectional"
     transaction_state_log_num_partitions: int = 50
     transaction_state_log_replication_factor: int = 3
     transaction_state_log_min_isr: int = 2

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from .pending import Pending
-from .records import subscribed_topics
+from .records import GroupValue, MemberRecord, subscribed_topics
 
 
 class GroupState(Enum):
@@ -301,6 +301,31 @@ class ClassicGroup:
                 return None
             topics |= t
         return topics
+
+    def record_value(self) -> GroupValue:
+        """The group as its __consumer_offsets record (GroupMetadataValue): generation, protocol,
+        leader, and each member with its metadata for the chosen protocol and its assignment."""
+        protocol = self.protocol_name
+        return GroupValue(
+            protocol_type=self.protocol_type or "",
+            generation=self.generation_id,
+            protocol=protocol,
+            leader=self.leader_id,
+            current_state_timestamp=self.state_timestamp,
+            members=[
+                MemberRecord(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.rebalance_timeout_ms,
+                    m.session_timeout_ms,
+                    m.metadata_for(protocol) if protocol else b"",
+                    m.assignment,
+                )
+                for m in self.members.values()
+            ],
+        )
 
     def is_subscribed_to(self, topic: str) -> bool:
         if self.state == S.EMPTY:

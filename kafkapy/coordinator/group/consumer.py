@@ -60,6 +60,28 @@ def assignment_equal(a: Assignment, b: Assignment) -> bool:
     return copy_assignment(a) == copy_assignment(b)
 
 
+@dataclass(frozen=True, slots=True)
+class ClassicMetadata:
+    """What a member using the classic protocol (JoinGroup/SyncGroup) inside a consumer group
+    joined with: its session timeout and its protocols (name, metadata), in its order of
+    preference. Every protocol carries the same 'consumer' subscription."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        """The protocol a JoinGroup answer names (the member's first)."""
+        return self.protocols[0][0]
+
+    @property
+    def metadata(self) -> bytes:
+        return self.protocols[0][1]
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self.protocols]
+
+
 @dataclass(slots=True)
 class ConsumerMember:
     member_id: str
@@ -76,6 +98,11 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    classic: ClassicMetadata | None = None  # set for members using the classic protocol
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
 
     def copy(self, **changes: object) -> ConsumerMember:
         m = replace(self, **changes)  # type: ignore[arg-type]
@@ -99,12 +126,14 @@ class ConsumerMember:
             self.client_id,
             self.client_host,
             self.rebalance_timeout_ms,
+            self.classic,
         ) == (
             other.instance_id,
             other.rack_id,
             other.client_id,
             other.client_host,
             other.rebalance_timeout_ms,
+            other.classic,
         )
 
     def same_current(self, other: ConsumerMember) -> bool:
@@ -202,6 +231,42 @@ class ConsumerGroup:
         if not counts:
             return default
         return max(sorted(counts), key=lambda name: counts[name])
+
+    # -- members of the classic protocol (online migration) -----------------------------------
+    def classic_members(self) -> list[ConsumerMember]:
+        return [m for m in self.members.values() if m.classic is not None]
+
+    def supports_classic_protocols(self, protocol_type: str, names: list[str]) -> bool:
+        """Whether a classic member joining with these protocols fits: the 'consumer' protocol
+        type and, in a non-empty group, a protocol every classic member supports (Kafka's
+        ConsumerGroup.supportsClassicProtocols)."""
+        if protocol_type != "consumer":
+            return False
+        if not self.members:
+            return bool(names)
+        classic = self.classic_members()
+        return any(all(n in m.classic.names() for m in classic) for n in names)  # type: ignore[union-attr]
+
+    def all_classic_except(self, member_id: str) -> bool:
+        """Whether every member but ``member_id`` uses the classic protocol, and that one does
+        not (the condition for a downgrade when it leaves)."""
+        member = self.members.get(member_id)
+        return (
+            member is not None
+            and member.classic is None
+            and all(m.classic is not None for mid, m in self.members.items() if mid != member_id)
+        )
+
+    def waiting_on_unreleased(self, member: ConsumerMember) -> bool:
+        """Whether a member in UNRELEASED_PARTITIONS still waits for a target partition another
+        member owns (a classic member rejoins once they are all free)."""
+        if member.state != MemberState.UNRELEASED_PARTITIONS:
+            return False
+        for t, ps in self.target.get(member.member_id, {}).items():
+            have = member.assigned.get(t, set())
+            if any(p not in have and self.partition_epoch(t, p) != -1 for p in ps):
+                return True
+        return False
 
     def subscribed_topic_names(self, resolve_regex: Callable[[str], set[str]]) -> set[str]:
         topics: set[str] = set()

@@ -14,10 +14,12 @@ The rules follow Apache Kafka's classic group coordinator (GroupMetadataManager 
 of Kafka 4.0): KIP-394 member ids, KIP-345 static membership, generation fencing, the initial
 rebalance delay, pending-sync expiry, group.max.size, offset expiry (KIP-211). Consumer-protocol
 groups (KIP-848) live in the same ``groups`` table; their operations are in ``modern``. A group is
-one kind or the other: classic APIs aimed at a consumer group answer as Kafka 4.0 does for a group
-without classic members (UNKNOWN_MEMBER_ID for Heartbeat/SyncGroup/LeaveGroup,
-INCONSISTENT_GROUP_PROTOCOL for JoinGroup, GROUP_ID_NOT_FOUND for DescribeGroups), and offsets
-committed by its members are checked against their member epoch (STALE_MEMBER_EPOCH).
+one kind or the other, and may change kind online (``migration``, group.consumer.migration.policy).
+Classic APIs aimed at a non-empty consumer group are served by it (``classic_members``): its
+members of the classic protocol join, sync, heartbeat and leave there, while other members answer
+UNKNOWN_MEMBER_ID; DescribeGroups answers GROUP_ID_NOT_FOUND (not a classic group). Offsets
+committed by a consumer group's members are checked against their member epoch
+(STALE_MEMBER_EPOCH; ILLEGAL_GENERATION for a member of the classic protocol).
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ from .classic import (
     OffsetAndMetadata,
     SyncResult,
 )
+from .classic_members import ClassicMembersMixin
 from .consumer import ConsumerGroup
+from .migration import MigrationMixin
 from .modern import ConsumerProtocolMixin, NoTopics, TopicsView, group_tombstones
 from .partitioning import partition_for
 from .pending import Pending
@@ -53,11 +57,30 @@ MAX_GROUP_ID_BYTES = 32767  # the record key holds it as an int16-length string
 
 class OffsetsLog(Protocol):
     """Where the coordinator's records go: one __consumer_offsets partition per call, all or
-    nothing. Raises on failure (the coordinator answers COORDINATOR_NOT_AVAILABLE)."""
+    nothing. Raises on failure: an exception with an ``error_code`` (a produce error) is answered
+    as ``append_error_to_response_error`` says, any other with COORDINATOR_NOT_AVAILABLE."""
 
     def append(
         self, partition: int, records: list[tuple[bytes, bytes | None]], now_ms: int
     ) -> None: ...
+
+
+def append_error_to_response_error(error: int) -> int:
+    """The group API error for a failed __consumer_offsets write (Kafka's
+    appendGroupMetadataErrorToResponseError, plus NOT_ENOUGH_REPLICAS_AFTER_APPEND as the
+    ZooKeeper-era coordinator mapped it: writes there are acks=all)."""
+    if error in (
+        E.unknown_topic_or_partition,
+        E.not_enough_replicas,
+        E.not_enough_replicas_after_append,
+        E.request_timed_out,
+    ):
+        return E.coordinator_not_available
+    if error in (E.not_leader_or_follower, E.kafka_storage_error):
+        return E.not_coordinator
+    if error in (E.message_too_large, E.record_list_too_large, E.invalid_fetch_size):
+        return E.unknown_server_error
+    return error
 
 
 @dataclass(slots=True)
@@ -75,6 +98,7 @@ class CoordinatorConfig:
     consumer_heartbeat_interval_ms: int = 5_000
     consumer_assignors: tuple[str, ...] = ("uniform", "range")
     consumer_max_size: int = 2**31 - 1
+    consumer_migration_policy: str = "bidirectional"  # disabled, upgrade, downgrade
 
 
 @dataclass(slots=True)
@@ -132,7 +156,7 @@ def valid_group_id(group_id: str | None) -> bool:
     return bool(group_id) and len(group_id.encode("utf-8")) <= MAX_GROUP_ID_BYTES  # type: ignore[union-attr]
 
 
-class GroupCoordinator(ConsumerProtocolMixin):
+class GroupCoordinator(ConsumerProtocolMixin, ClassicMembersMixin, MigrationMixin):
     def __init__(
         self, config: CoordinatorConfig, log_: OffsetsLog, topics: TopicsView | None = None
     ) -> None:
@@ -296,38 +320,19 @@ class GroupCoordinator(ConsumerProtocolMixin):
 
     # ==== helpers =============================================================================
     def _store_group(self, group: ClassicGroup, now_ms: int) -> int:
-        protocol = group.protocol_name
-        value = rec.GroupValue(
-            protocol_type=group.protocol_type or "",
-            generation=group.generation_id,
-            protocol=protocol,
-            leader=group.leader_id,
-            current_state_timestamp=group.state_timestamp,
-            members=[
-                rec.MemberRecord(
-                    m.member_id,
-                    m.group_instance_id,
-                    m.client_id,
-                    m.client_host,
-                    m.rebalance_timeout_ms,
-                    m.session_timeout_ms,
-                    m.metadata_for(protocol) if protocol else b"",
-                    m.assignment,
-                )
-                for m in group.members.values()
-            ],
-        )
-        return self._append(
-            group.group_id, [(rec.group_key(group.group_id), rec.group_value(value))], now_ms
-        )
+        value = rec.group_value(group.record_value())
+        return self._append(group.group_id, [(rec.group_key(group.group_id), value)], now_ms)
 
     def _append(self, group_id: str, records: list[tuple[bytes, bytes | None]], now_ms: int) -> int:
         if not records:
             return E.none
         try:
             self.log.append(self.partition_for(group_id), records, now_ms)
-        except Exception as e:  # storage failure: the client retries
+        except Exception as e:  # storage or replication failure: the client retries
             log.warning("cannot append to __consumer_offsets group=%s error=%r", group_id, e)
+            code = getattr(e, "error_code", None)
+            if isinstance(code, int) and code:
+                return append_error_to_response_error(code)
             return E.coordinator_not_available
         return E.none
 
@@ -386,8 +391,8 @@ class GroupCoordinator(ConsumerProtocolMixin):
         unknown = r.member_id == ""
         group = self.groups.get(r.group_id)
         if isinstance(group, ConsumerGroup):
-            if not group.is_empty():
-                return fail(E.inconsistent_group_protocol)
+            if not group.is_empty():  # served by the consumer group (classic_members)
+                return Pending.completed(self._classic_join_to_consumer_group(group, r, now_ms))
             # an empty consumer group becomes a classic group; its offsets carry over
             err = self._append(r.group_id, group_tombstones(group), now_ms)
             if err:
@@ -776,8 +781,20 @@ class GroupCoordinator(ConsumerProtocolMixin):
         if err:
             return fail(err)
         group = self.groups.get(group_id)
-        if group is None or isinstance(group, ConsumerGroup):
+        if group is None or (isinstance(group, ConsumerGroup) and group.is_empty()):
             return fail(E.unknown_member_id)
+        if isinstance(group, ConsumerGroup):
+            return Pending.completed(
+                self._classic_sync_to_consumer_group(
+                    group,
+                    generation_id,
+                    member_id,
+                    group_instance_id,
+                    protocol_type,
+                    protocol_name,
+                    now_ms,
+                )
+            )
         if group.is_in(S.DEAD):
             return fail(E.coordinator_not_available)
         err = self._validate_member(group, member_id, group_instance_id)
@@ -808,6 +825,25 @@ class GroupCoordinator(ConsumerProtocolMixin):
         if not group.pending_sync:
             self.timers.cancel(("sync", group_id))
         return answer
+
+    def assignment_not_replicated(
+        self, group_id: str, generation_id: int, member_id: str, error: int, now_ms: int
+    ) -> None:
+        """The leader's SyncGroup stored the assignment, but the write did not reach the ISR
+        (``error`` already mapped): as Kafka does when storing the assignment fails, clear the
+        assignment and rebalance again."""
+        group = self.groups.get(group_id)
+        if (
+            not isinstance(group, ClassicGroup)
+            or group.generation_id != generation_id
+            or not group.is_leader(member_id)
+            or not group.is_in(S.STABLE)
+        ):
+            return
+        self._reset_and_propagate_assignment_error(group, error)
+        self._maybe_prepare_rebalance(
+            group, now_ms, f"error {error} when replicating the group assignment"
+        )
 
     def _apply_leader_assignment(
         self, group: ClassicGroup, assignments: dict[str, bytes], now_ms: int
@@ -846,8 +882,12 @@ class GroupCoordinator(ConsumerProtocolMixin):
         if err:
             return err
         group = self.groups.get(group_id)
-        if group is None or isinstance(group, ConsumerGroup):
+        if group is None:
             return E.unknown_member_id
+        if isinstance(group, ConsumerGroup):
+            return self._classic_heartbeat_to_consumer_group(
+                group, generation_id, member_id, group_instance_id, now_ms
+            )
         if group.is_in(S.DEAD):
             return E.coordinator_not_available
         err = self._validate_member(group, member_id, group_instance_id)
@@ -873,8 +913,10 @@ class GroupCoordinator(ConsumerProtocolMixin):
         if err:
             return err, []
         group = self.groups.get(group_id)
-        if group is None or isinstance(group, ConsumerGroup):
+        if group is None:
             return E.none, [E.unknown_member_id] * len(members)
+        if isinstance(group, ConsumerGroup):
+            return self._classic_leave_to_consumer_group(group, members, now_ms)
         if group.is_in(S.DEAD):
             return E.coordinator_not_available, []
         errors = []
@@ -930,17 +972,18 @@ class GroupCoordinator(ConsumerProtocolMixin):
         group: ConsumerGroup, member_epoch: int, member_id: str, api_version: int
     ) -> int:
         """Kafka's ConsumerGroup.validateOffsetCommit: an epoch below zero is an admin client or
-        a simple consumer, allowed while the group is empty; members must use v9+ and commit at
-        their current member epoch."""
+        a simple consumer, allowed while the group is empty; members of the consumer protocol
+        must use v9+ and commit at their current member epoch (else STALE_MEMBER_EPOCH), members
+        of the classic protocol with their generation = member epoch (else ILLEGAL_GENERATION)."""
         if member_epoch < 0 and group.is_empty():
             return E.none
         member = group.members.get(member_id)
         if member is None:
             return E.unknown_member_id
-        if api_version < 9:
+        if member.classic is None and api_version < 9:
             return E.unsupported_version
         if member_epoch != member.member_epoch:
-            return E.stale_member_epoch
+            return E.illegal_generation if member.classic is not None else E.stale_member_epoch
         return E.none
 
     def commit_offsets(
@@ -1038,7 +1081,8 @@ class GroupCoordinator(ConsumerProtocolMixin):
             if member is None:
                 return E.unknown_member_id, []
             if member.member_epoch != member_epoch:
-                return E.stale_member_epoch, []
+                classic = member.classic is not None
+                return (E.illegal_generation if classic else E.stale_member_epoch), []
         if group is None or (isinstance(group, ClassicGroup) and group.is_in(S.DEAD)):
             committed = {}
         else:

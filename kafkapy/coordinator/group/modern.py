@@ -10,17 +10,26 @@ ConsumerGroupHeartbeat does everything in one call, following Kafka 4.0's GroupM
 3. reconcile this member towards its target (``consumer.reconcile``: revoke before assign), and
    answer with its epoch and, when it changed or the request was a full one, its assignment.
 
+Steps 1-3 (``_plan_member_update``, then ``_apply_member_update``) are shared with the members
+that use the classic protocol inside a consumer group (``classic_members``): their JoinGroup is
+the same change with the subscription read from their JoinGroup metadata.
+
 Other members learn about a new target on their next heartbeat (every
 group.consumer.heartbeat.interval.ms). Every change is a list of __consumer_offsets records
-(Kafka's schemas, protocol_specs/consumer_offsets.json) appended *before* the state changes.
+(Kafka's schemas, protocol_specs/consumer_offsets.json; built by ``consumer_records``) appended
+*before* the state changes.
 
-Timers: a member that does not heartbeat within group.consumer.session.timeout.ms is fenced
-(removed, group epoch bumped); a member that does not revoke within its rebalance timeout is
-fenced too. A static member leaving with epoch -2 keeps its partitions until its session timeout,
-and a new instance with the same instance id takes over its assignment without a rebalance.
+Timers: a member that does not heartbeat within group.consumer.session.timeout.ms (a classic
+member: its own session timeout) is fenced (removed, group epoch bumped); a member of the consumer
+protocol that does not revoke within its rebalance timeout is fenced too. A static member leaving
+with epoch -2 keeps its partitions until its session timeout, and a new instance with the same
+instance id takes over its assignment without a rebalance.
 
-Known difference from Kafka 4.0: groups do not migrate between protocols while they have members
-(Kafka's group.consumer.migration.policy); an empty group of the other kind is replaced.
+Online migration (group.consumer.migration.policy, ``migration``): a ConsumerGroupHeartbeat
+joining a classic group of the 'consumer' protocol type with members turns it into a consumer
+group (upgrade); fencing the last member of the consumer protocol when every other member uses
+the classic protocol turns the group back into a classic group (downgrade). An empty group of the
+other kind is replaced (its offsets carry over).
 """
 
 from __future__ import annotations
@@ -35,12 +44,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kafkapy.protocol.errors import ErrorCode as E
 
+from . import consumer_records as crec
 from . import records as rec
 from .assignors import ASSIGNORS, GroupSpec, MemberSpec
+from .classic import ClassicGroup
 from .consumer import (
     LEAVE_EPOCH,
     LEAVE_STATIC_EPOCH,
     Assignment,
+    ClassicMetadata,
     ConsumerGroup,
     ConsumerMember,
     MemberState,
@@ -53,6 +65,9 @@ if TYPE_CHECKING:
     from .coordinator import GroupCoordinator
 
 log = logging.getLogger("kafkapy.coordinator.group")
+
+group_tombstones = crec.group_tombstones  # re-exported for the coordinator
+Records = list[tuple[bytes, bytes | None]]
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
@@ -134,67 +149,23 @@ class ConsumerDescription:
     targets: dict[str, Assignment] = field(default_factory=dict)
 
 
-def _records_for_member(group_id: str, m: ConsumerMember) -> list[tuple[bytes, bytes | None]]:
-    return [
-        (
-            rec.consumer_key(rec.MEMBER_METADATA, group_id, m.member_id),
-            rec.consumer_value(
-                rec.MEMBER_METADATA,
-                {
-                    "instance_id": m.instance_id,
-                    "rack_id": m.rack_id,
-                    "client_id": m.client_id,
-                    "client_host": m.client_host,
-                    "subscribed_topic_names": list(m.subscribed_topic_names),
-                    "subscribed_topic_regex": m.subscribed_topic_regex,
-                    "rebalance_timeout_ms": m.rebalance_timeout_ms,
-                    "server_assignor": m.server_assignor,
-                },
-            ),
-        )
-    ]
+@dataclass(slots=True)
+class MemberUpdate:
+    """A member's change as ``_plan_member_update`` computes it: the records to write, then what
+    ``_apply_member_update`` sets once they are written."""
 
-
-def _current_record(group_id: str, m: ConsumerMember) -> tuple[bytes, bytes | None]:
-    return (
-        rec.consumer_key(rec.CURRENT_ASSIGNMENT, group_id, m.member_id),
-        rec.consumer_value(
-            rec.CURRENT_ASSIGNMENT,
-            {
-                "member_epoch": m.member_epoch,
-                "previous_member_epoch": m.previous_member_epoch,
-                "state": int(m.state),
-                "assigned_partitions": rec.topic_partitions(m.assigned),
-                "partitions_pending_revocation": rec.topic_partitions(m.pending_revocation),
-            },
-        ),
-    )
-
-
-def _target_record(group_id: str, member_id: str, a: Assignment) -> tuple[bytes, bytes | None]:
-    return (
-        rec.consumer_key(rec.TARGET_MEMBER, group_id, member_id),
-        rec.consumer_value(rec.TARGET_MEMBER, {"topic_partitions": rec.topic_partitions(a)}),
-    )
-
-
-def _epoch_record(group_id: str, epoch: int) -> tuple[bytes, bytes | None]:
-    return (
-        rec.consumer_key(rec.GROUP_EPOCH, group_id),
-        rec.consumer_value(rec.GROUP_EPOCH, {"epoch": epoch}),
-    )
-
-
-def _member_tombstones(group_id: str, member_id: str) -> list[tuple[bytes, bytes | None]]:
-    return [(rec.consumer_key(kind, group_id, member_id), None) for kind in rec.MEMBER_KINDS]
-
-
-def group_tombstones(group: ConsumerGroup) -> list[tuple[bytes, bytes | None]]:
-    out: list[tuple[bytes, bytes | None]] = []
-    for mid in group.members:
-        out += _member_tombstones(group.group_id, mid)
-    out += [(rec.consumer_key(kind, group.group_id), None) for kind in rec.GROUP_KINDS]
-    return out
+    group: ConsumerGroup
+    records: Records
+    reconciled: ConsumerMember
+    replaced: ConsumerMember | None
+    restarted: ConsumerMember | None
+    joining: bool
+    group_epoch: int
+    sub_meta: dict[str, tuple[uuid.UUID, int]]
+    new_target: dict[str, Assignment] | None
+    targets: dict[str, Assignment]
+    target_epoch: int
+    current_changed: bool
 
 
 def new_member_id() -> str:
@@ -233,27 +204,6 @@ class ConsumerProtocolMixin:
             if found is not None:
                 out[n] = found
         return out
-
-    def _partition_metadata_record(
-        self, group_id: str, meta: dict[str, tuple[uuid.UUID, int]]
-    ) -> tuple[bytes, bytes | None]:
-        return (
-            rec.consumer_key(rec.PARTITION_METADATA, group_id),
-            rec.consumer_value(
-                rec.PARTITION_METADATA,
-                {
-                    "topics": [
-                        {
-                            "topic_id": tid,
-                            "topic_name": name,
-                            "num_partitions": n,
-                            "partition_metadata": [],
-                        }
-                        for name, (tid, n) in sorted(meta.items())
-                    ]
-                },
-            ),
-        )
 
     # ==== ConsumerGroupHeartbeat ==============================================================
     def consumer_group_heartbeat(
@@ -326,12 +276,13 @@ class ConsumerProtocolMixin:
             if not create:
                 return None, [], E.group_id_not_found, f"Consumer group {group_id} not found."
             return ConsumerGroup(group_id), [], E.none, None
-        # a classic group: replaced only when it has no members (its offsets carry over)
-        if not create or not self._classic_is_unused(group):
-            return None, [], E.group_id_not_found, f"Group {group_id} is not a consumer group."
-        new = ConsumerGroup(group_id)
-        new.offsets = group.offsets
-        return new, [(rec.group_key(group_id), None)], E.none, None
+        if not create:
+            return None, [], E.group_id_not_found, f"Group {group_id} is not a consumer group"
+        if self._classic_is_unused(group):  # replaced; its offsets carry over
+            new = ConsumerGroup(group_id)
+            new.offsets = group.offsets
+            return new, [(rec.group_key(group_id), None)], E.none, None
+        return self._upgrade(group)  # a classic group with members: online upgrade
 
     def _consumer_heartbeat(
         self: GroupCoordinator, r: HeartbeatRequest, now_ms: int
@@ -432,11 +383,54 @@ class ConsumerProtocolMixin:
             ),
             client_id=r.client_id,
             client_host=r.client_host,
+            classic=None,  # a member heartbeating with the consumer protocol uses it from now on
         )
         joining = previous.member_id not in group.members or restarted is not None
         if replaced is not None:
             joining = False
+        u = self._plan_member_update(
+            group, records, member, previous, updated, r.owned, replaced, restarted, joining
+        )
+        err = self._append(gid, u.records, now_ms)
+        if err:
+            return HeartbeatResult(err)
+        if fresh_group:
+            self._register_new_consumer_group(group, now_ms)
+        self._apply_member_update(u, now_ms)
+        reconciled = u.reconciled
+        self._schedule_session(gid, reconciled.member_id, now_ms)
 
+        full = r.member_epoch == 0 or (
+            r.rebalance_timeout_ms != -1
+            and (r.subscribed_topic_names is not None or r.subscribed_topic_regex is not None)
+            and r.owned is not None
+        )
+        changed = not assignment_equal(previous.assigned, reconciled.assigned)
+        return HeartbeatResult(
+            E.none,
+            member_id=reconciled.member_id,
+            member_epoch=reconciled.member_epoch,
+            heartbeat_interval_ms=cfg.consumer_heartbeat_interval_ms,
+            assignment=reconciled.assigned if (full or changed) else None,
+        )
+
+    # ---- a member's change (shared with classic members, see classic_members) ----------------
+    def _plan_member_update(
+        self: GroupCoordinator,
+        group: ConsumerGroup,
+        records: Records,
+        member: ConsumerMember,
+        previous: ConsumerMember,
+        updated: ConsumerMember,
+        owned: Assignment | None,
+        replaced: ConsumerMember | None = None,
+        restarted: ConsumerMember | None = None,
+        joining: bool = False,
+    ) -> MemberUpdate:
+        """Steps 1-3 for ``updated`` (the member as the request leaves it; ``member`` before the
+        request, ``previous`` its current assignment before the request), appending the records
+        they need to ``records``. Nothing changes until ``_apply_member_update``."""
+        gid = group.group_id
         # -- 1. group epoch --------------------------------------------------------------------
         bump = group.group_epoch == 0 or joining or not updated.same_subscription(member)
         members_after = {
@@ -448,14 +442,14 @@ class ConsumerProtocolMixin:
         sub_meta = self._subscription_metadata(members_after.values())
         if sub_meta != group.subscription_metadata:
             bump = True
-            records.append(self._partition_metadata_record(gid, sub_meta))
+            records.append(crec.partition_metadata_record(gid, sub_meta))
         if replaced is not None:
-            records += _member_tombstones(gid, replaced.member_id)
+            records += crec.member_tombstones(gid, replaced.member_id)
         if joining or replaced is not None or not updated.same_metadata(member):
-            records += _records_for_member(gid, updated)
+            records.append(crec.member_record(gid, updated))
         group_epoch = group.group_epoch + 1 if bump else group.group_epoch
         if bump:
-            records.append(_epoch_record(gid, group_epoch))
+            records.append(crec.epoch_record(gid, group_epoch))
 
         # -- 2. target assignment --------------------------------------------------------------
         targets = dict(group.target)
@@ -466,7 +460,7 @@ class ConsumerProtocolMixin:
         new_target: dict[str, Assignment] | None = None
         target_epoch = group.assignment_epoch
         if group_epoch > group.assignment_epoch:
-            assignor = group_preferred(members_after.values(), cfg.consumer_assignors[0])
+            assignor = group_preferred(members_after.values(), self.config.consumer_assignors[0])
             spec = GroupSpec(
                 members={
                     mid: MemberSpec(
@@ -485,17 +479,12 @@ class ConsumerProtocolMixin:
             new_target = ASSIGNORS[assignor].assign(spec)
             for mid, a in new_target.items():
                 if mid not in targets or not assignment_equal(targets[mid], a):
-                    records.append(_target_record(gid, mid, a))
-            records.append(
-                (
-                    rec.consumer_key(rec.TARGET_EPOCH, gid),
-                    rec.consumer_value(rec.TARGET_EPOCH, {"assignment_epoch": group_epoch}),
-                )
-            )
+                    records.append(crec.target_record(gid, mid, a))
+            records.append(crec.target_epoch_record(gid, group_epoch))
             target_epoch = group_epoch
             targets = new_target
         elif replaced is not None or restarted is not None:
-            records.append(_target_record(gid, updated.member_id, targets[updated.member_id]))
+            records.append(crec.target_record(gid, updated.member_id, targets[updated.member_id]))
 
         # -- 3. reconcile ----------------------------------------------------------------------
         ignore: set[tuple[uuid.UUID, int]] = set()
@@ -507,71 +496,83 @@ class ConsumerProtocolMixin:
             return -1 if (t, p) in ignore else group.partition_epoch(t, p)
 
         reconciled = reconcile(
-            updated, target_epoch, targets.get(updated.member_id, {}), r.owned, partition_epoch
+            updated, target_epoch, targets.get(updated.member_id, {}), owned, partition_epoch
         )
         current_changed = not reconciled.same_current(previous) or joining or replaced is not None
         if current_changed:
-            records.append(_current_record(gid, reconciled))
+            records.append(crec.current_record(gid, reconciled))
+        return MemberUpdate(
+            group,
+            records,
+            reconciled,
+            replaced,
+            restarted,
+            joining,
+            group_epoch,
+            sub_meta,
+            new_target,
+            targets,
+            target_epoch,
+            current_changed,
+        )
 
-        err = self._append(gid, records, now_ms)
-        if err:
-            return HeartbeatResult(err)
-
-        # -- apply -----------------------------------------------------------------------------
-        if fresh_group:
-            old = self.groups.get(gid)
-            if old is not None:
-                self._forget_classic(old)
-            self.groups[gid] = group
-            log.info("created consumer group=%s", gid)
-        if replaced is not None:
-            group.remove_member(replaced.member_id)
-            self._cancel_consumer_timers(gid, replaced.member_id)
+    def _apply_member_update(self: GroupCoordinator, u: MemberUpdate, now_ms: int) -> None:
+        """Apply a planned change once its records are on the log."""
+        group, reconciled = u.group, u.reconciled
+        gid = group.group_id
+        if u.replaced is not None:
+            group.remove_member(u.replaced.member_id)
+            self._cancel_consumer_timers(gid, u.replaced.member_id)
             log.info(
                 "static member=%s instance=%s replaces member=%s in group=%s",
-                updated.member_id,
-                updated.instance_id,
-                replaced.member_id,
+                reconciled.member_id,
+                reconciled.instance_id,
+                u.replaced.member_id,
                 gid,
             )
-        if restarted is not None:
-            group.remove_member(restarted.member_id)
-        if joining:
-            log.info("member=%s joins consumer group=%s", updated.member_id, gid)
+        if u.restarted is not None:
+            group.remove_member(u.restarted.member_id)
+        if u.joining:
+            log.info(
+                "member=%s joins consumer group=%s using the %s protocol",
+                reconciled.member_id,
+                gid,
+                "classic" if reconciled.classic is not None else "consumer",
+            )
         group.put_member(reconciled)
-        group.group_epoch = group_epoch
-        group.subscription_metadata = sub_meta
-        if new_target is not None:
-            group.target = new_target
-            group.assignment_epoch = target_epoch
+        group.group_epoch = u.group_epoch
+        group.subscription_metadata = u.sub_meta
+        if u.new_target is not None:
+            group.target = u.new_target
+            group.assignment_epoch = u.target_epoch
             log.info(
                 "new target assignment group=%s epoch=%d members=%d",
                 gid,
-                target_epoch,
-                len(new_target),
+                u.target_epoch,
+                len(u.new_target),
             )
-        elif replaced is not None or restarted is not None:
-            group.target = targets
-        if current_changed:
+        elif u.replaced is not None or u.restarted is not None:
+            group.target = u.targets
+        # the rebalance timeout is for members of the consumer protocol; classic members have
+        # their join and sync timeouts instead
+        if u.current_changed and reconciled.classic is None:
             if reconciled.state == MemberState.UNREVOKED_PARTITIONS:
                 self._schedule_rebalance_timeout(group, reconciled, now_ms)
             else:
                 self.timers.cancel(("consumer-rebalance", gid, reconciled.member_id))
-        self._schedule_session(gid, reconciled.member_id, now_ms)
 
-        full = r.member_epoch == 0 or (
-            r.rebalance_timeout_ms != -1
-            and (r.subscribed_topic_names is not None or r.subscribed_topic_regex is not None)
-            and r.owned is not None
-        )
-        changed = not assignment_equal(previous.assigned, reconciled.assigned)
-        return HeartbeatResult(
-            E.none,
-            member_id=reconciled.member_id,
-            member_epoch=reconciled.member_epoch,
-            heartbeat_interval_ms=cfg.consumer_heartbeat_interval_ms,
-            assignment=reconciled.assigned if (full or changed) else None,
-        )
+    def _register_new_consumer_group(
+        self: GroupCoordinator, group: ConsumerGroup, now_ms: int
+    ) -> None:
+        """A group built by a join becomes the group of its id: new, replacing an empty group of
+        the other kind, or converted from a classic group with members (``migration``)."""
+        old = self.groups.get(group.group_id)
+        if isinstance(old, ClassicGroup) and group.members:
+            self._finish_upgrade(old, group, now_ms)
+        elif old is not None:
+            self._forget_classic(old)
+        self.groups[group.group_id] = group
+        log.info("created consumer group=%s", group.group_id)
 
     @staticmethod
     def _check_epoch(
@@ -603,7 +604,7 @@ class ConsumerProtocolMixin:
             message = (
                 f"Consumer group {gid} not found."
                 if group is None
-                else f"Group {gid} is not a consumer group."
+                else f"Group {gid} is not a consumer group"
             )
             return HeartbeatResult(E.group_id_not_found, message)
         if r.instance_id is None:
@@ -626,7 +627,7 @@ class ConsumerProtocolMixin:
                 )
             if r.member_epoch == LEAVE_STATIC_EPOCH:
                 left = member.copy(member_epoch=LEAVE_STATIC_EPOCH)
-                err = self._append(gid, [_current_record(gid, left)], now_ms)
+                err = self._append(gid, [crec.current_record(gid, left)], now_ms)
                 if err:
                     return HeartbeatResult(err)
                 group.put_member(left)
@@ -648,13 +649,19 @@ class ConsumerProtocolMixin:
     def _fence_member(
         self: GroupCoordinator, group: ConsumerGroup, member: ConsumerMember, now_ms: int, why: str
     ) -> int:
+        """Remove a member (it left, or a timeout expired) and bump the group epoch; when it was
+        the last member of the consumer protocol among classic members, downgrade instead."""
         gid = group.group_id
+        if self._can_downgrade(group, member.member_id):
+            err = self._downgrade(group, member, now_ms, why)
+            if err is not None:
+                return err
         remaining = [m for mid, m in group.members.items() if mid != member.member_id]
         sub_meta = self._subscription_metadata(remaining)
-        records = _member_tombstones(gid, member.member_id)
+        records = crec.member_tombstones(gid, member.member_id)
         if sub_meta != group.subscription_metadata:
-            records.append(self._partition_metadata_record(gid, sub_meta))
-        records.append(_epoch_record(gid, group.group_epoch + 1))
+            records.append(crec.partition_metadata_record(gid, sub_meta))
+        records.append(crec.epoch_record(gid, group.group_epoch + 1))
         err = self._append(gid, records, now_ms)
         if err:
             return err
@@ -666,10 +673,15 @@ class ConsumerProtocolMixin:
         return E.none
 
     # ---- timers ------------------------------------------------------------------------------
-    def _schedule_session(self: GroupCoordinator, gid: str, mid: str, now_ms: int) -> None:
+    def _schedule_session(
+        self: GroupCoordinator, gid: str, mid: str, now_ms: int, timeout_ms: int | None = None
+    ) -> None:
+        """(Re)start a member's session: group.consumer.session.timeout.ms, or ``timeout_ms``
+        (a classic member's own session timeout)."""
+        timeout = self.config.consumer_session_timeout_ms if timeout_ms is None else timeout_ms
         self.timers.schedule(
             ("consumer-session", gid, mid),
-            now_ms + self.config.consumer_session_timeout_ms,
+            now_ms + timeout,
             lambda now: self._on_consumer_session_expired(gid, mid, now),
         )
 
@@ -685,15 +697,15 @@ class ConsumerProtocolMixin:
         )
 
     def _cancel_consumer_timers(self: GroupCoordinator, gid: str, mid: str) -> None:
-        self.timers.cancel(("consumer-session", gid, mid))
-        self.timers.cancel(("consumer-rebalance", gid, mid))
+        for kind in ("consumer-session", "consumer-rebalance", "consumer-join", "consumer-sync"):
+            self.timers.cancel((kind, gid, mid))
 
     def _on_consumer_session_expired(self: GroupCoordinator, gid: str, mid: str, now: int) -> None:
         group = self.groups.get(gid)
         if not isinstance(group, ConsumerGroup) or mid not in group.members:
             return
         log.info("member=%s of consumer group=%s failed its session timeout", mid, gid)
-        if self._fence_member(group, group.members[mid], now, "session timeout"):
+        if self._fence_member(group, group.members[mid], now, "the member session expired"):
             self.timers.schedule(
                 ("consumer-session", gid, mid),
                 now + 1000,
@@ -730,7 +742,7 @@ class ConsumerProtocolMixin:
             )
         if not isinstance(group, ConsumerGroup):
             return ConsumerDescription(
-                E.group_id_not_found, group_id, f"Group {group_id} is not a consumer group."
+                E.group_id_not_found, group_id, f"Group {group_id} is not a consumer group"
             )
         return ConsumerDescription(
             E.none,
@@ -778,6 +790,7 @@ class ConsumerProtocolMixin:
                     subscribed_topic_regex=v["subscribed_topic_regex"],
                     server_assignor=v["server_assignor"],
                     rebalance_timeout_ms=v["rebalance_timeout_ms"],
+                    classic=_classic_from_record(v.get("classic_member_metadata")),
                 )
                 c = currents.get(mid)
                 if c is not None:
@@ -798,9 +811,20 @@ class ConsumerProtocolMixin:
 
     def _start_consumer_group(self: GroupCoordinator, group: ConsumerGroup, now_ms: int) -> None:
         for member in group.members.values():
-            self._schedule_session(group.group_id, member.member_id, now_ms)
-            if member.state == MemberState.UNREVOKED_PARTITIONS:
+            classic = member.classic
+            timeout = None if classic is None else classic.session_timeout_ms
+            self._schedule_session(group.group_id, member.member_id, now_ms, timeout)
+            if classic is None and member.state == MemberState.UNREVOKED_PARTITIONS:
                 self._schedule_rebalance_timeout(group, member, now_ms)
+
+
+def _classic_from_record(v: dict | None) -> ClassicMetadata | None:
+    if v is None:
+        return None
+    protocols = tuple((p["name"], p["metadata"] or b"") for p in v["supported_protocols"] or ())
+    if not protocols:
+        return None
+    return ClassicMetadata(v["session_timeout_ms"], protocols)
 
 
 def group_preferred(members: Iterable[ConsumerMember], default: str) -> str:

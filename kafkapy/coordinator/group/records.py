@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from kafkapy.protocol.wire import DecodeError, read_uvarint, skip_tagged_fields, uvarint
+from kafkapy.protocol.wire import DecodeError, read_uvarint, uvarint
 from kafkapy.specs import spec_path
 
 SPEC_PATH = spec_path("consumer_offsets.json")
@@ -54,136 +54,160 @@ class RecordFormatError(DecodeError):
 # -- generic struct codec ----------------------------------------------------------------------
 
 
+def _flexible_len(out: bytearray, n: int, flexible: bool, fixed: struct.Struct) -> None:
+    out += uvarint(n + 1) if flexible else fixed.pack(n)
+
+
+def _write_value(out: bytearray, f: dict, v: Any, structs: dict, version: int, flex: bool) -> None:
+    """One field's value (not its tag header)."""
+    t = f["type"]
+    if t in _FIXED:
+        out += _FIXED[t].pack(v)
+    elif t == "uuid":
+        out += v.bytes
+    elif t in ("[]int32", "[]string"):
+        items = v or []
+        _flexible_len(out, len(items), flex, _I32)
+        for item in items:
+            if t == "[]int32":
+                out += _I32.pack(item)
+            else:
+                raw = item.encode("utf-8")
+                _flexible_len(out, len(raw), flex, _I16)
+                out += raw
+    elif t in ("string", "bytes"):
+        if v is None:
+            if not f.get("nullable"):
+                raise ValueError(f"field {f['name']} is not nullable")
+            out += uvarint(0) if flex else (_I16 if t == "string" else _I32).pack(-1)
+            return
+        raw = v.encode("utf-8") if t == "string" else bytes(v)
+        if t == "string" and not flex and len(raw) > 32767:
+            raise ValueError(f"string field {f['name']} longer than 32767 bytes")
+        _flexible_len(out, len(raw), flex, _I16 if t == "string" else _I32)
+        out += raw
+    elif t.startswith("[]"):
+        items = v or []
+        _flexible_len(out, len(items), flex, _I32)
+        for item in items:
+            _write_struct(out, structs[t[2:]], structs, version, flex, item)
+    elif t in structs:  # a single struct: only as a tagged field (see _write_struct)
+        _write_struct(out, structs[t], structs, version, flex, v)
+    else:  # pragma: no cover - the spec test guards the types
+        raise ValueError(f"unknown field type {t}")
+
+
 def _write_struct(
     out: bytearray, fields: list[dict], structs: dict, version: int, flexible: bool, values: dict
 ) -> None:
+    tagged: list[tuple[int, bytes]] = []
     for f in fields:
-        if "tagged" in f or not _in(version, f["versions"]):
-            continue  # kafkapy writes no tagged fields
-        t = f["type"]
+        if not _in(version, f["versions"]):
+            continue
         v = values.get(f["name"], f.get("default"))
-        if t in _FIXED:
-            out += _FIXED[t].pack(v)
-        elif t == "uuid":
-            out += v.bytes
-        elif t in ("[]int32", "[]string"):
-            items = v or []
-            out += uvarint(len(items) + 1) if flexible else _I32.pack(len(items))
-            for item in items:
-                if t == "[]int32":
-                    out += _I32.pack(item)
-                else:
-                    raw = item.encode("utf-8")
-                    out += uvarint(len(raw) + 1) if flexible else _I16.pack(len(raw))
-                    out += raw
-        elif t in ("string", "bytes"):
-            if v is None:
-                if not f.get("nullable"):
-                    raise ValueError(f"field {f['name']} is not nullable")
-                out += uvarint(0) if flexible else _I16.pack(-1)
-                continue
-            raw = v.encode("utf-8") if t == "string" else bytes(v)
-            if flexible:
-                out += uvarint(len(raw) + 1)
-            elif t == "string":
-                if len(raw) > 32767:
-                    raise ValueError(f"string field {f['name']} longer than 32767 bytes")
-                out += _I16.pack(len(raw))
-            else:
-                out += _I32.pack(len(raw))
-            out += raw
-        elif t.startswith("[]"):
-            sub = structs[t[2:]]
-            items = v or []
-            out += uvarint(len(items) + 1) if flexible else _I32.pack(len(items))
-            for item in items:
-                _write_struct(out, sub, structs, version, flexible, item)
-        else:  # pragma: no cover - the spec test guards the types
-            raise ValueError(f"unknown field type {t}")
+        if "tagged" in f:
+            if flexible and v is not None:  # tagged fields are written when not null
+                data = bytearray(uvarint(1) if f.get("nullable") else b"")
+                _write_value(data, f, v, structs, version, flexible)
+                tagged.append((f["tagged"], bytes(data)))
+            continue
+        _write_value(out, f, v, structs, version, flexible)
     if flexible:
-        out += uvarint(0)  # no tagged fields
+        out += uvarint(len(tagged))
+        for tag, data in sorted(tagged):
+            out += uvarint(tag) + uvarint(len(data)) + data
+
+
+def _read_len(buf: memoryview, pos: int, flexible: bool, fixed: struct.Struct) -> tuple[int, int]:
+    if flexible:
+        n, pos = read_uvarint(buf, pos)
+        return n - 1, pos
+    (n,) = fixed.unpack_from(buf, pos)
+    return n, pos + fixed.size
+
+
+def _read_value(
+    buf: memoryview, pos: int, f: dict, structs: dict, version: int, flexible: bool
+) -> tuple[Any, int]:
+    t, name = f["type"], f["name"]
+    if t in _FIXED:
+        st = _FIXED[t]
+        return st.unpack_from(buf, pos)[0], pos + st.size
+    if t == "uuid":
+        if pos + 16 > len(buf):
+            raise RecordFormatError(f"truncated field {name}")
+        return uuid.UUID(bytes=bytes(buf[pos : pos + 16])), pos + 16
+    if t in ("[]int32", "[]string"):
+        n, pos = _read_len(buf, pos, flexible, _I32)
+        items: list[Any] = []
+        for _ in range(max(n, 0)):
+            if t == "[]int32":
+                items.append(_I32.unpack_from(buf, pos)[0])
+                pos += 4
+                continue
+            size, pos = _read_len(buf, pos, flexible, _I16)
+            if size < 0 or pos + size > len(buf):
+                raise RecordFormatError(f"bad string in {name}")
+            items.append(bytes(buf[pos : pos + size]).decode("utf-8"))
+            pos += size
+        return items, pos
+    if t in ("string", "bytes"):
+        n, pos = _read_len(buf, pos, flexible, _I16 if t == "string" else _I32)
+        if n < 0:
+            return None, pos
+        if pos + n > len(buf):
+            raise RecordFormatError(f"truncated field {name}")
+        raw = bytes(buf[pos : pos + n])
+        return (raw.decode("utf-8") if t == "string" else raw), pos + n
+    if t.startswith("[]"):
+        n, pos = _read_len(buf, pos, flexible, _I32)
+        items = []
+        for _ in range(max(n, 0)):
+            item, pos = _read_struct(buf, pos, structs[t[2:]], structs, version, flexible)
+            items.append(item)
+        return items, pos
+    if t in structs:
+        return _read_struct(buf, pos, structs[t], structs, version, flexible)
+    raise RecordFormatError(f"unknown field type {t}")
 
 
 def _read_struct(
     buf: memoryview, pos: int, fields: list[dict], structs: dict, version: int, flexible: bool
 ) -> tuple[dict, int]:
     values: dict[str, Any] = {}
+    by_tag: dict[int, dict] = {}
     try:
         for f in fields:
             name = f["name"]
             if "tagged" in f or not _in(version, f["versions"]):
                 values[name] = f.get("default")
-                continue  # tagged fields are skipped with the tag section
-            t = f["type"]
-            if t in _FIXED:
-                st = _FIXED[t]
-                (values[name],) = st.unpack_from(buf, pos)
-                pos += st.size
-            elif t == "uuid":
-                if pos + 16 > len(buf):
-                    raise RecordFormatError(f"truncated field {name}")
-                values[name] = uuid.UUID(bytes=bytes(buf[pos : pos + 16]))
-                pos += 16
-            elif t in ("[]int32", "[]string"):
-                if flexible:
-                    n, pos = read_uvarint(buf, pos)
-                    n -= 1
-                else:
-                    (n,) = _I32.unpack_from(buf, pos)
-                    pos += 4
-                items: list[Any] = []
-                for _ in range(max(n, 0)):
-                    if t == "[]int32":
-                        (x,) = _I32.unpack_from(buf, pos)
-                        pos += 4
-                        items.append(x)
-                    else:
-                        if flexible:
-                            size, pos = read_uvarint(buf, pos)
-                            size -= 1
-                        else:
-                            (size,) = _I16.unpack_from(buf, pos)
-                            pos += 2
-                        if size < 0 or pos + size > len(buf):
-                            raise RecordFormatError(f"bad string in {name}")
-                        items.append(bytes(buf[pos : pos + size]).decode("utf-8"))
-                        pos += size
-                values[name] = items
-            elif t in ("string", "bytes"):
-                if flexible:
-                    n, pos = read_uvarint(buf, pos)
-                    n -= 1
-                elif t == "string":
-                    (n,) = _I16.unpack_from(buf, pos)
-                    pos += 2
-                else:
-                    (n,) = _I32.unpack_from(buf, pos)
-                    pos += 4
-                if n < 0:
-                    values[name] = None
-                    continue
-                if pos + n > len(buf):
-                    raise RecordFormatError(f"truncated field {name}")
-                raw = bytes(buf[pos : pos + n])
-                pos += n
-                values[name] = raw.decode("utf-8") if t == "string" else raw
-            elif t.startswith("[]"):
-                if flexible:
-                    n, pos = read_uvarint(buf, pos)
-                    n -= 1
-                else:
-                    (n,) = _I32.unpack_from(buf, pos)
-                    pos += 4
-                items = []
-                for _ in range(max(n, 0)):
-                    item, pos = _read_struct(buf, pos, structs[t[2:]], structs, version, flexible)
-                    items.append(item)
-                values[name] = items
-            else:
-                raise RecordFormatError(f"unknown field type {t}")
+                if "tagged" in f and _in(version, f["versions"]):
+                    by_tag[f["tagged"]] = f
+                continue
+            values[name], pos = _read_value(buf, pos, f, structs, version, flexible)
         if flexible:
-            pos = skip_tagged_fields(buf, pos)
-    except (struct.error, UnicodeDecodeError) as e:
+            count, pos = read_uvarint(buf, pos)
+            for _ in range(count):
+                tag, pos = read_uvarint(buf, pos)
+                size, pos = read_uvarint(buf, pos)
+                end = pos + size
+                if end > len(buf):
+                    raise RecordFormatError("truncated tagged field")
+                f = by_tag.get(tag)
+                if f is not None:  # unknown tags are skipped
+                    start = pos
+                    if f.get("nullable"):
+                        present, start = read_uvarint(buf, start)
+                        if present <= 0:
+                            pos = end
+                            continue
+                    values[f["name"]], _ = _read_value(
+                        buf[:end], start, f, structs, version, flexible
+                    )
+                pos = end
+    except (struct.error, UnicodeDecodeError, DecodeError) as e:
+        if isinstance(e, RecordFormatError):
+            raise
         raise RecordFormatError(str(e)) from None
     return values, pos
 
@@ -436,3 +460,31 @@ def subscribed_topics(metadata: bytes) -> set[str] | None:
         return topics
     except (struct.error, UnicodeDecodeError):
         return None
+
+
+# -- the 'consumer' embedded protocol (JoinGroup metadata, SyncGroup assignments) --------------
+
+
+def encode_embedded(name: str, values: dict, version: int) -> bytes:
+    """A consumer_protocol message (Subscription or Assignment) at ``version``, with its int16
+    version header (clamped to the highest version the spec lists)."""
+    entry = spec()["consumer_protocol"][name]
+    version = min(max(version, 0), parse_versions(entry["versions"])[1])
+    out = bytearray(_I16.pack(version))
+    _write_struct(out, entry["fields"], entry.get("structs", {}), version, False, values)
+    return bytes(out)
+
+
+def decode_embedded(name: str, data: bytes) -> tuple[int, dict]:
+    """(version, fields) of a consumer_protocol message; a version above the highest listed is
+    read as the highest. Raises RecordFormatError on bytes that do not decode."""
+    entry = spec()["consumer_protocol"][name]
+    buf = memoryview(data)
+    if len(buf) < 2:
+        raise RecordFormatError(f"{name} too short")
+    (version,) = _I16.unpack_from(buf, 0)
+    if version < 0:
+        raise RecordFormatError(f"unsupported {name} version {version}")
+    read_as = min(version, parse_versions(entry["versions"])[1])
+    values, _ = _read_struct(buf, 2, entry["fields"], entry.get("structs", {}), read_as, False)
+    return version, values

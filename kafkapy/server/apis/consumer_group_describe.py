@@ -4,9 +4,11 @@ Per group of the consumer protocol: state (Empty, Assigning, Reconciling, Stable
 assignment epoch, the assignor in use (the one most members ask for, else the first of
 group.consumer.assignors), and each member's ids, client id and host, subscription (names and
 regex), member epoch, current assignment and target assignment (topic id, name, partitions);
-member_type 1 (consumer protocol) from v1. GROUP_ID_NOT_FOUND for a group that does not exist or
-is a classic group, INVALID_GROUP_ID for an empty id, NOT_COORDINATOR,
-COORDINATOR_LOAD_IN_PROGRESS. Authorized operations are not computed (Kafka's "not requested").
+member_type from v1: 1 for a member of the consumer protocol, 0 for a member that still uses the
+classic protocol in a group being migrated (its subscription is the one of its JoinGroup).
+GROUP_ID_NOT_FOUND for a group that does not exist or is a classic group, INVALID_GROUP_ID for an
+empty id, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS. Authorized operations are not computed
+(Kafka's "not requested").
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ..responses import THROTTLE_NONE, build
 from .group_common import coordinator
 
 NOT_REQUESTED = -2147483648
+CLASSIC_MEMBER = 0
 CONSUMER_MEMBER = 1
 
 
@@ -71,7 +74,7 @@ async def handle(ctx, request):
                 subscribed_topic_regex=m.subscribed_topic_regex,
                 assignment=_assignment(R, c.topics, m.assigned),
                 target_assignment=_assignment(R, c.topics, d.targets.get(m.member_id, {})),
-                member_type=CONSUMER_MEMBER,
+                member_type=CLASSIC_MEMBER if m.classic is not None else CONSUMER_MEMBER,
             )
             for m in g.members.values()
         )

@@ -10,9 +10,15 @@ one, the member's assignment as topic ids and partitions. From v1 the client gen
 member id (empty: INVALID_REQUEST) and may subscribe by regular expression (subscribed_topic_regex,
 matched against whole topic names, internal topics excluded).
 
+Online migration (group.consumer.migration.policy, default bidirectional): joining a classic
+group of the 'consumer' protocol type with members converts it into a consumer group whose classic
+members keep their assignment and the classic protocol; when the last member of the consumer
+protocol leaves (or is fenced) and the rest use the classic protocol, the group becomes classic
+again and rebalances.
+
 Errors: INVALID_REQUEST (the request's own rules, with Kafka's messages), UNSUPPORTED_ASSIGNOR,
 INVALID_REGULAR_EXPRESSION, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, GROUP_ID_NOT_FOUND (no
-such group for epoch != 0, or a classic group with members), UNKNOWN_MEMBER_ID,
+such group for epoch != 0, or a classic group that cannot be upgraded), UNKNOWN_MEMBER_ID,
 FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED,
 COORDINATOR_NOT_AVAILABLE (the records could not be written).
 """

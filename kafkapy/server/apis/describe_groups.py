@@ -5,8 +5,9 @@ protocol (only when Stable) and members with client id, client host, group.insta
 when Stable their metadata for the chosen protocol and their assignment. A group that does not
 exist is reported as Dead with no error before v6 and GROUP_ID_NOT_FOUND from v6, as Kafka 4.0
 does; a consumer-protocol (KIP-848) group is not a classic group and is reported the same way
-("Group X is not a classic group.", as Kafka 4.0). Authorized operations (v3+) are not
-computed (Kafka's "not requested" value).
+("Group X is not a classic group.", as Kafka 4.0), also while some of its members still use the
+classic protocol after an online upgrade (ConsumerGroupDescribe shows them). Authorized
+operations (v3+) are not computed (Kafka's "not requested" value).
 """
 
 from __future__ import annotations

@@ -5,6 +5,11 @@ CompletingRebalance group, REBALANCE_IN_PROGRESS while a rebalance is being prep
 rejoins), ILLEGAL_GENERATION for another generation, UNKNOWN_MEMBER_ID for a member (or group)
 that is not there, FENCED_INSTANCE_ID for a replaced static member (v3+), NOT_COORDINATOR; while
 the coordinator is loading the answer is NONE, as Kafka does.
+
+For a member of the classic protocol in a consumer-protocol (KIP-848) group: REBALANCE_IN_PROGRESS
+when it must rejoin to move towards its target assignment (the group epoch moved on, it has
+partitions to revoke, or the partitions it waited for were released), ILLEGAL_GENERATION when the
+generation is not its member epoch; members of the consumer protocol are UNKNOWN_MEMBER_ID here.
 """
 
 from __future__ import annotations

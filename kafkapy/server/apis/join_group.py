@@ -10,6 +10,12 @@ no rebalance. Errors: INVALID_GROUP_ID, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PRO
 INVALID_SESSION_TIMEOUT (outside group.min/max.session.timeout.ms), INCONSISTENT_GROUP_PROTOCOL,
 UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED. protocol_type and protocol_name in
 the answer from v7, skip_assignment from v9 (always false for classic groups).
+
+A JoinGroup to a non-empty consumer-protocol (KIP-848) group joins it as a member that keeps the
+classic protocol (online migration, kafkapy.coordinator.group.classic_members): its subscription
+is read from its metadata, the server-side assignor assigns, and the answer comes at once with the
+member epoch as generation and no leader (no client-side assignment); UNKNOWN_SERVER_ERROR for
+metadata that is not the 'consumer' embedded protocol.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ answered one by one (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID when the instance id 
 another member id). Leaving triggers a rebalance of the remaining members. An unknown group
 answers UNKNOWN_MEMBER_ID for each member (top-level for v0-2). Group-level errors:
 NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, INVALID_GROUP_ID.
+In a consumer-protocol (KIP-848) group, members of the classic protocol leave it this way (the
+group epoch is bumped); its members of the consumer protocol are UNKNOWN_MEMBER_ID here.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 Every group of the __consumer_offsets partitions this broker leads, with its protocol type,
 state (v4+) and type (v5+: "classic", or "consumer" for KIP-848 groups, whose states are Empty,
-Assigning, Reconciling, Stable). states_filter (v4+, case-insensitive) and types_filter
-(v5+) narrow the list; empty filters mean all. COORDINATOR_LOAD_IN_PROGRESS while partitions are
-still loading (with the groups already loaded).
+Assigning, Reconciling, Stable; a group migrated online between the protocols is listed with its
+current type, protocol type "consumer" either way). states_filter (v4+, case-insensitive) and
+types_filter (v5+) narrow the list; empty filters mean all. COORDINATOR_LOAD_IN_PROGRESS while
+partitions are still loading (with the groups already loaded).
 """
 
 from __future__ import annotations

@@ -10,7 +10,10 @@ empty or new group. A group that does not exist with generation >= 0 is ILLEGAL_
 that does not exist, OFFSET_METADATA_TOO_LARGE above offset.metadata.max.bytes. Members of a
 consumer-protocol (KIP-848) group commit with their member epoch as the generation: v9 only
 (UNSUPPORTED_VERSION before), UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH for another epoch. v2-4
-retention_time (-1: broker default) sets an explicit expiry.
+retention_time (-1: broker default) sets an explicit expiry. ZooKeeper mode: the answer waits
+until the commit reached the ISR of its __consumer_offsets partition (offsets.commit.timeout.ms);
+if not, COORDINATOR_NOT_AVAILABLE (timeout, too small an ISR) or NOT_COORDINATOR (leadership
+moved) for each partition that was committed (group_service).
 """
 
 from __future__ import annotations
@@ -40,19 +43,22 @@ async def handle(ctx, request):
                 p.committed_metadata,
             )
     if offsets:
-        errors.update(
-            svc.coordinator.commit_offsets(
-                request.group_id,
-                request.generation_id_or_member_epoch,
-                request.member_id,
-                getattr(request, "group_instance_id", None),
-                offsets,
-                now_ms(),
-                retention_ms=ms(getattr(request, "retention_time", None)),
-                api_version=ctx.version,
-            )
+        results = svc.coordinator.commit_offsets(
+            request.group_id,
+            request.generation_id_or_member_epoch,
+            request.member_id,
+            getattr(request, "group_instance_id", None),
+            offsets,
+            now_ms(),
+            retention_ms=ms(getattr(request, "retention_time", None)),
+            api_version=ctx.version,
         )
         svc.kick()
+        if any(e == 0 for e in results.values()):
+            err = await svc.replicated(request.group_id)
+            if err:
+                results = {tp: e or err for tp, e in results.items()}
+        errors.update(results)
     topics = tuple(
         build(
             R.OffsetCommitResponseTopic,

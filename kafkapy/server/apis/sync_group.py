@@ -7,9 +7,16 @@ group the current assignment is returned at once. Errors: UNKNOWN_MEMBER_ID,
 FENCED_INSTANCE_ID (v3+ static members), ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS (also while
 the coordinator is loading: the client rejoins), INCONSISTENT_GROUP_PROTOCOL (v5 protocol
 type/name mismatch), NOT_COORDINATOR. protocol_type/protocol_name in the answer from v5.
+A member of the classic protocol in a consumer-protocol (KIP-848) group gets its server-side
+assignment at once (REBALANCE_IN_PROGRESS while the group epoch is ahead of its own: it rejoins).
+ZooKeeper mode: the answer waits until the group's __consumer_offsets writes reached the ISR
+(offsets.commit.timeout.ms); if not, COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR, and the group
+rebalances again (group_service).
 """
 
 from __future__ import annotations
+
+from kafkapy.coordinator.group.classic import SyncResult
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
@@ -31,6 +38,14 @@ async def handle(ctx, request):
         protocol_name=getattr(request, "protocol_name", None),
     )
     result = await svc.wait(pending)
+    if result.error == 0:
+        err = await svc.replicated(request.group_id)
+        if err:
+            svc.coordinator.assignment_not_replicated(
+                request.group_id, request.generation_id, request.member_id, err, now_ms()
+            )
+            svc.kick()
+            result = SyncResult(err)
     return build(
         ctx.R.SyncGroupResponse,
         throttle_time=THROTTLE_NONE,
