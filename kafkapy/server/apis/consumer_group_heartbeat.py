@@ -20,7 +20,10 @@ Errors: INVALID_REQUEST (the request's own rules, with Kafka's messages), UNSUPP
 INVALID_REGULAR_EXPRESSION, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, GROUP_ID_NOT_FOUND (no
 such group for epoch != 0, or a classic group that cannot be upgraded), UNKNOWN_MEMBER_ID,
 FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID, UNRELEASED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED,
-COORDINATOR_NOT_AVAILABLE (the records could not be written).
+COORDINATOR_NOT_AVAILABLE (the records could not be written). ZooKeeper mode: the answer waits
+until the group's records reached the ISR of its __consumer_offsets partition
+(offsets.commit.timeout.ms), else COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR alone, as Kafka
+answers a failed write (group_service).
 """
 
 from __future__ import annotations
@@ -61,6 +64,19 @@ async def handle(ctx, request):
     )
     result = svc.coordinator.consumer_group_heartbeat(r, now_ms())
     svc.kick()
+    if result.error == 0:
+        err = await svc.replicated(request.group_id)
+        if err:
+            return build(
+                R.ConsumerGroupHeartbeatResponse,
+                throttle_time=THROTTLE_NONE,
+                error_code=err,
+                error_message=None,
+                member_id=None,
+                member_epoch=0,
+                heartbeat_interval=datetime.timedelta(0),
+                assignment=None,
+            )
     assignment = None
     if result.assignment is not None:
         assignment = build(

@@ -3,7 +3,9 @@
 Deletes empty groups: tombstones for each committed offset and for the group metadata go to
 __consumer_offsets, then the group is gone. Per group: GROUP_ID_NOT_FOUND (no such group),
 NON_EMPTY_GROUP (it has members), INVALID_GROUP_ID, NOT_COORDINATOR,
-COORDINATOR_LOAD_IN_PROGRESS.
+COORDINATOR_LOAD_IN_PROGRESS. ZooKeeper mode: the answer waits until the tombstones reached the
+ISR of the group's __consumer_offsets partition (offsets.commit.timeout.ms), else
+COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR (group_service).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ async def handle(ctx, request):
     names = list(dict.fromkeys(request.groups_names))
     results = svc.coordinator.delete_groups(names, now_ms())
     svc.kick()
+    for g in names:
+        if results[g] == 0:
+            results[g] = await svc.replicated(g)
     return build(
         ctx.R.DeleteGroupsResponse,
         throttle_time=THROTTLE_NONE,

@@ -7,6 +7,8 @@ answers UNKNOWN_MEMBER_ID for each member (top-level for v0-2). Group-level erro
 NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, INVALID_GROUP_ID.
 In a consumer-protocol (KIP-848) group, members of the classic protocol leave it this way (the
 group epoch is bumped); its members of the consumer protocol are UNKNOWN_MEMBER_ID here.
+ZooKeeper mode: the answer waits until what leaving wrote reached the ISR of the group's
+__consumer_offsets partition, else COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR (group_service).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ async def handle(ctx, request):
         members = [(m.member_id, m.group_instance_id) for m in request.members]
     error, errors = svc.coordinator.leave_group(request.group_id, members, now_ms())
     svc.kick()
+    if error == ErrorCode.none and any(e == 0 for e in errors):
+        error = await svc.replicated(request.group_id)
     if ctx.version < 3:
         if error == ErrorCode.none and errors:
             error = errors[0]

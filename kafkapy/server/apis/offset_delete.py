@@ -5,6 +5,9 @@ GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP (a non-empty group that does not use the "co
 type), NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS. Per partition: GROUP_SUBSCRIBED_TO_TOPIC
 when a member of the group subscribes to the topic, UNKNOWN_TOPIC_OR_PARTITION for a topic or
 partition that does not exist; deleting an offset that was never committed succeeds.
+ZooKeeper mode: the answer waits until the tombstones reached the ISR of the group's
+__consumer_offsets partition (offsets.commit.timeout.ms), else COORDINATOR_NOT_AVAILABLE or
+NOT_COORDINATOR (group_service).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ async def handle(ctx, request):
                 errors[(t.name, p.partition_index)] = UNKNOWN_TOPIC
     error, results = svc.coordinator.delete_offsets(request.group_id, wanted, now_ms())
     svc.kick()
+    if error == ErrorCode.none and any(e == 0 for e in results.values()):
+        error = await svc.replicated(request.group_id)
     if error != ErrorCode.none:
         return build(
             R.OffsetDeleteResponse, error_code=error, throttle_time=THROTTLE_NONE, topics=()
