@@ -136,6 +136,32 @@ def test_config_documents() -> None:
     assert change.path() == "/config/changes/config_change_"
 
 
+def test_config_change_notification_names_and_documents() -> None:
+    change = zn.CONFIG_CHANGE_NOTIFICATION
+    assert change.MODE == zn.SEQUENTIAL
+    assert change.sequence("config_change_0000000042") == 42
+    assert change.sequence("config_change_0000000000") == 0
+    for other in ("config_change_", "config_change_12ab", "isr_change_0000000001", "x"):
+        assert change.sequence(other) is None
+    assert zn.ISR_CHANGE_NOTIFICATION.sequence("isr_change_0000000003") == 3
+    assert zn.TOPIC.sequence("orders") is None  # not a sequential kind
+    assert change.encode("brokers/<default>") == (
+        b'{"version":2,"entity_path":"brokers/<default>"}'
+    )
+    assert change.decode(b'{"version":2,"entity_path":"users/u/clients/c"}') == "users/u/clients/c"
+    assert change.split("users/u/clients/c") == ("users", "u/clients/c")
+    assert change.split("brokers/<default>") == ("brokers", "<default>")
+    for bad in (
+        b'{"version":3,"entity_path":"topics/t"}',
+        b'{"entity_path":"topics/t"}',
+        b'{"version":2,"entity_path":"topics"}',
+        b'{"version":2,"entity_path":"/t"}',
+        b'[1]',
+    ):
+        with pytest.raises(ValueError):
+            change.decode(bad)
+
+
 def test_cluster_controller_and_misc_documents() -> None:
     assert zn.CLUSTER_ID.encode("abc") == b'{"version":"1","id":"abc"}'
     assert zn.CLUSTER_ID.decode(b'{"version":"1","id":"abc"}') == "abc"

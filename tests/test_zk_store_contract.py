@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from kafkapy.metadata import client_quotas as cq
+from kafkapy.metadata import znodes as zn
+from kafkapy.metadata.cluster import ClusterMetadata
+from kafkapy.metadata.config_notifications import ABSENT, ConfigChangeFeed
 from kafkapy.metadata.embedded import EmbeddedStore
 from kafkapy.metadata.errors import (
     BadVersionError,
@@ -378,3 +382,108 @@ def test_threads(store: MetadataStore) -> None:
     assert not errors
     assert len(store.children("/t")) == 80
     assert store.exists("/t").cversion == 80  # type: ignore[union-attr]
+
+
+# --- config change notifications: /config/changes/config_change_NNNNNNNNNN ----------------------
+
+
+def _cluster(store: MetadataStore, *topics: str) -> ClusterMetadata:
+    cluster = ClusterMetadata(store)
+    cluster.ensure_persistent_paths()
+    for t in topics:
+        cluster.create_topic(t, {0: [1]})
+    return cluster
+
+
+def _changes(store: MetadataStore) -> list[str]:
+    return store.children(zn.CONFIG_CHANGES.path())
+
+
+def test_config_writes_post_sequential_notifications(store: MetadataStore) -> None:
+    cluster = _cluster(store, "orders")
+    assert _changes(store) == []  # creating a topic posts none (brokers read its configs)
+    zxid = cluster.set_topic_configs("orders", {"retention.ms": "1000"})
+    cluster.set_broker_configs("<default>", {"log.retention.ms": "5"})
+    cluster.set_broker_configs(2, {"log.cleaner.threads": "2"})
+    cq.write(store, {"user": "alice", "client-id": None}, {"producer_byte_rate": "1024"})
+    names = _changes(store)
+    assert names == [f"config_change_{i:010d}" for i in range(4)]
+    assert [zn.CONFIG_CHANGE_NOTIFICATION.sequence(n) for n in names] == [0, 1, 2, 3]
+    assert [store.get(f"/config/changes/{n}")[0] for n in names] == [
+        b'{"version":2,"entity_path":"topics/orders"}',
+        b'{"version":2,"entity_path":"brokers/<default>"}',
+        b'{"version":2,"entity_path":"brokers/2"}',
+        b'{"version":2,"entity_path":"users/alice/clients/<default>"}',
+    ]
+    # the returned zxid is the config znode's, and topic reads carry it
+    assert store.exists("/config/topics/orders").mzxid == zxid  # type: ignore[union-attr]
+    assert cluster.get_topic("orders").configs_zxid == zxid  # type: ignore[union-attr]
+    created = cluster.set_broker_configs(7, {"log.cleaner.threads": "1"})  # znode created
+    assert store.exists("/config/brokers/7").mzxid == created  # type: ignore[union-attr]
+
+
+def test_config_change_watch_fires_for_notifications(store: MetadataStore) -> None:
+    cluster = _cluster(store, "orders")
+    events: list[WatchEvent] = []
+    store.add_watch(zn.CONFIG_CHANGES.path(), events.append)
+    cluster.set_topic_configs("orders", {"cleanup.policy": "compact"})
+    settle(store)
+    assert WatchEvent(EventType.CHILD, "/config/changes") in events
+
+
+def test_config_change_feed_takes_new_notifications_once(store: MetadataStore) -> None:
+    cluster = _cluster(store, "a", "b")
+    feed = ConfigChangeFeed(store)
+    assert feed.poll() == [] and feed.last_sequence == -1
+    cluster.set_topic_configs("a", {"x": "1"})
+    cluster.set_topic_configs("b", {"y": "2"})
+    last_a = cluster.set_topic_configs("a", {"x": "3"})
+    changes = feed.poll()
+    # one change per entity, at its last place, with the configs read after the notification
+    assert [(c.entity_path, c.configs) for c in changes] == [
+        ("topics/b", {"y": "2"}),
+        ("topics/a", {"x": "3"}),
+    ]
+    assert changes[1].zxid == last_a and feed.last_sequence == 2
+    assert feed.poll() == []
+    # a broker starting now takes every notification still present
+    assert [c.entity_path for c in ConfigChangeFeed(store).poll()] == ["topics/b", "topics/a"]
+    cluster.set_broker_configs("<default>", {"log.retention.ms": "9"})
+    cq.write(store, {"client-id": "c 1"}, {"consumer_byte_rate": "10"})
+    store.create(
+        zn.CONFIG_CHANGE_NOTIFICATION.path(),
+        zn.CONFIG_CHANGE_NOTIFICATION.encode("topics/gone"),
+        sequential=True,
+    )
+    store.create(zn.CONFIG_CHANGE_NOTIFICATION.path(), b"not json", sequential=True)
+    store.create("/config/changes/unrelated")  # not a notification: ignored
+    changes = feed.poll()
+    assert [(c.entity_type, c.entity_name, c.configs) for c in changes] == [
+        ("brokers", "<default>", {"log.retention.ms": "9"}),
+        ("clients", "c%201", {"consumer_byte_rate": "10"}),
+        ("topics", "gone", {}),
+    ]
+    assert changes[2].zxid == ABSENT and feed.last_sequence == 6
+
+
+def test_config_change_feed_purges_expired_notifications(store: MetadataStore) -> None:
+    cluster = _cluster(store, "a")
+    cluster.set_topic_configs("a", {"x": "0"})
+    time.sleep(0.05)
+    cluster.set_topic_configs("a", {"x": "1"})
+    cluster.set_topic_configs("a", {"x": "2"})
+    first = f"/config/changes/{_changes(store)[0]}"
+    ctime = store.exists(first).ctime  # type: ignore[union-attr]
+    young = ConfigChangeFeed(store, expiration_ms=60_000, clock=lambda: ctime + 60_000)
+    assert [c.configs for c in young.poll()] == [{"x": "2"}]
+    assert len(_changes(store)) == 3  # nothing older than the expiration
+    # 20 ms after the first expired, the others (50 ms younger) are not
+    feed = ConfigChangeFeed(store, expiration_ms=20, clock=lambda: ctime + 21)
+    assert [c.configs for c in feed.poll()] == [{"x": "2"}]
+    assert _changes(store) == ["config_change_0000000001", "config_change_0000000002"]
+    # sequence numbers keep counting creations after a purge
+    cluster.set_topic_configs("a", {"x": "3"})
+    assert _changes(store)[-1] == "config_change_0000000003"
+    assert [c.configs for c in feed.poll()] == [{"x": "3"}]
+    assert feed.purge(ctime + 10**9, [f"/config/changes/{n}" for n in _changes(store)]) == 3
+    assert _changes(store) == []

@@ -33,7 +33,7 @@ from kafkapy.metadata.models import (
     TopicInfo,
 )
 from kafkapy.metadata.names import collides_with, validate_topic_name
-from kafkapy.metadata.store import CreateOp, DeleteOp, MetadataStore, Op, SetOp
+from kafkapy.metadata.store import CreateOp, DeleteOp, MetadataStore, Op, SetOp, ZNodeStat
 from kafkapy.metadata.uuids import random_cluster_id, random_uuid
 
 __all__ = ["ClusterMetadata", "collides_with", "validate_topic_name"]
@@ -253,13 +253,15 @@ class ClusterMetadata:
             if state is not None:
                 states[p] = state
         self._ids[assignment.topic_id] = name
+        configs = self._store.get_or_none(zn.TOPIC_CONFIG.path(name))
         return TopicInfo(
             name=name,
             topic_id=assignment.topic_id,
             partitions=assignment.partitions,
             states=states,
-            configs=self.topic_configs(name),
+            configs=zn.TOPIC_CONFIG.decode(configs[0]) if configs else {},
             zk_version=stat.version,
+            configs_zxid=configs[1].mzxid if configs else -1,
         )
 
     def topic_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
@@ -449,11 +451,12 @@ class ClusterMetadata:
         assert info is not None
         return info
 
-    def set_topic_configs(self, name: str, configs: Mapping[str, str]) -> None:
-        """Replace the topic's config overrides and post a config change notification."""
+    def set_topic_configs(self, name: str, configs: Mapping[str, str]) -> int:
+        """Replace the topic's config overrides and post a config change notification; returns
+        the config znode's new mzxid."""
         if not self.topic_exists(name):
             raise UnknownTopicError(f"Topic '{name}' does not exist.")
-        self._set_entity_configs(zn.TOPIC_CONFIG, name, f"topics/{name}", configs)
+        return self._set_entity_configs(zn.TOPIC_CONFIG, name, f"topics/{name}", configs)
 
     def update_partition_state(
         self, name: str, partition: int, state: PartitionState, expected_version: int
@@ -481,14 +484,20 @@ class ClusterMetadata:
         got = self._store.get_or_none(zn.BROKER_CONFIG.path(broker_id))
         return zn.BROKER_CONFIG.decode(got[0]) if got else {}
 
-    def set_broker_configs(self, broker_id: int | str, configs: Mapping[str, str]) -> None:
-        self._set_entity_configs(zn.BROKER_CONFIG, broker_id, f"brokers/{broker_id}", configs)
+    def set_broker_configs(self, broker_id: int | str, configs: Mapping[str, str]) -> int:
+        """Replace a broker's (or ``"<default>"``) dynamic configs and post a config change
+        notification; returns the config znode's new mzxid."""
+        return self._set_entity_configs(
+            zn.BROKER_CONFIG, broker_id, f"brokers/{broker_id}", configs
+        )
 
     def _set_entity_configs(
         self, entity: zn.ConfigEntityZNode, key: object, entity_path: str,
         configs: Mapping[str, str],
-    ) -> None:
-        self._store.multi([
+    ) -> int:
+        """The config write and its change notification in one transaction (Kafka's
+        AdminZkClient writes them one after the other); returns the config znode's mzxid."""
+        results = self._store.multi([
             self._config_op(entity, key, configs),
             CreateOp(
                 zn.CONFIG_CHANGE_NOTIFICATION.path(),
@@ -496,3 +505,7 @@ class ClusterMetadata:
                 sequential=True,
             ),
         ])
+        if isinstance(results[0], ZNodeStat):
+            return results[0].mzxid
+        stat = self._store.exists(entity.path(key))  # created: its creation is our write
+        return stat.czxid if stat is not None else -1

@@ -94,6 +94,7 @@ class TopicInfo:
     states: dict[int, PartitionState]
     configs: dict[str, str]
     zk_version: int = 0  # version of /brokers/topics/T
+    configs_zxid: int = -1  # mzxid of /config/topics/T as read (-1: unknown or absent)
 
     @property
     def num_partitions(self) -> int:

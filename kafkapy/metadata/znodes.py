@@ -69,6 +69,15 @@ class ZNode:
     def decode(self, data: bytes) -> None:
         return None
 
+    def sequence(self, child: str) -> int | None:
+        """For a sequential kind: the counter in the name of a child of its parent
+        (``config_change_0000000007`` -> 7), None for a name that is not one of these nodes."""
+        prefix = self.TEMPLATE.rsplit("/", 1)[1]
+        digits = child[len(prefix):]
+        if self.MODE != SEQUENTIAL or not child.startswith(prefix) or not digits.isdigit():
+            return None
+        return int(digits)
+
 
 def _int_keys(m: Mapping[str, list[int]] | None) -> dict[int, list[int]]:
     return {int(k): [int(r) for r in v] for k, v in (m or {}).items()}
@@ -262,10 +271,26 @@ class ConfigChangeNotificationZNode(ZNode):
         return dump_json({"version": 2, "entity_path": entity_path})
 
     def decode(self, data: bytes) -> str:  # type: ignore[override]
+        """The entity path; ValueError for an unknown version or an entity path without a type."""
         doc = load_json(data)
-        if int(doc.get("version", 2)) == 1:  # {"version":1,"entity_type":..,"entity_name":..}
-            return f"{doc['entity_type']}/{doc['entity_name']}"
-        return str(doc["entity_path"])
+        version = doc.get("version")
+        if version == 1:  # {"version":1,"entity_type":..,"entity_name":..}
+            path = f"{doc['entity_type']}/{doc['entity_name']}"
+        elif version == 2:
+            path = str(doc["entity_path"])
+        else:
+            raise ValueError(f"config change notification version {version!r} is not 1 or 2")
+        self.split(path)
+        return path
+
+    @staticmethod
+    def split(entity_path: str) -> tuple[str, str]:
+        """(entity type, entity name) of an entity path: ``users/u/clients/c`` gives
+        ("users", "u/clients/c"), the name as it appears in the config znode's path."""
+        kind, sep, name = entity_path.partition("/")
+        if not sep or not kind or not name:
+            raise ValueError(f"config change entity path {entity_path!r} has no entity type")
+        return kind, name
 
 
 # --- admin ---------------------------------------------------------------------------------------

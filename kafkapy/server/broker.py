@@ -2,9 +2,10 @@
 
 Startup: open the log directories (recovering after an unclean stop), open the metadata store,
 ensure the cluster id, register this broker and take the controller role (single-broker embedded
-mode), open or create the logs of every partition assigned here, then accept connections. On
-shutdown (SIGINT/SIGTERM) connections stop being accepted, logs are flushed and checkpointed and a
-clean-shutdown marker is written, so the next start skips recovery.
+mode), open or create the logs of every partition assigned here, watch config change
+notifications (server/config_listener.py), then accept connections. On shutdown (SIGINT/SIGTERM)
+connections stop being accepted, logs are flushed and checkpointed and a clean-shutdown marker is
+written, so the next start skips recovery.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from kafkapy.metadata.embedded import EmbeddedStore
 from kafkapy.server.config import BrokerConfig
 from kafkapy.storage.log_manager import LogManager
 
+from .config_listener import ConfigChangeListener
 from .connection import serve_connection
 from .group_service import GroupService
 from .log_maintenance import run_log_maintenance
@@ -60,6 +62,8 @@ class Broker:
         # dynamic broker configs (/config/brokers/<id> and /config/brokers/<default>)
         self.dynamic_configs: dict[str, str] = {}
         self.dynamic_default_configs: dict[str, str] = {}
+        self.dynamic_config_zxids: dict[str, int] = {}  # entity -> mzxid of the configs held
+        self.config_listener: ConfigChangeListener | None = None
 
     @property
     def broker_props(self) -> Any:
@@ -100,6 +104,8 @@ class Broker:
 
             self.replicas = ReplicaManager(self)
             self.replicas.start()
+        self.config_listener = ConfigChangeListener(self)
+        self.config_listener.start()
         self.groups = GroupService(self)
         self.groups.start()
 
@@ -121,6 +127,8 @@ class Broker:
         return log_config_for_broker(self, {})
 
     def stop(self) -> None:
+        if self.config_listener is not None:
+            self.config_listener.stop()
         if self.replicas is not None:
             self.replicas.stop()
         if self.logs is not None:
@@ -162,6 +170,7 @@ async def run_broker(config: BrokerConfig) -> None:
             if broker.replicas is not None:
                 await nursery.start(broker.replicas.run)
             await nursery.start(broker.groups.run)
+            await nursery.start(broker.config_listener.run)
             await nursery.start(broker.serve)
             nursery.start_soon(run_log_maintenance, broker)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

@@ -3,11 +3,16 @@
 Topic resources (type 2): the new override set is validated as a whole (INVALID_CONFIG naming the
 key and what is allowed, Kafka's cross-config rules included), stored in /config/topics/<name>
 and applied to the topic's open logs at once. Broker resources (type 4): the resource name is
-this broker's id (/config/brokers/<id>) or empty for the cluster-wide default
-(/config/brokers/<default>); only the keys Kafka reconfigures at run time are accepted (the
-topic-config synonyms such as log.retention.ms, log.cleanup.policy, compression.type, and the
-log cleaner's settings), others are INVALID_REQUEST ("Cannot update these configs
-dynamically"), as Kafka answers. Every open log is then reconfigured.
+a broker id (/config/brokers/<id>, applied by that broker) or empty for the cluster-wide
+default (/config/brokers/<default>, applied by every broker); only the keys Kafka reconfigures
+at run time are accepted (the topic-config synonyms such as log.retention.ms,
+log.cleanup.policy, compression.type, and the log cleaner's settings), others are
+INVALID_REQUEST ("Cannot update these configs dynamically"), as Kafka answers. Every open log is
+then reconfigured.
+
+Every write goes with a config change notification (kafkapy.metadata.cluster): the other brokers
+apply it through server/config_listener.py, and so does this one, idempotently. Configs carry
+the mzxid of their znode so that an older read never replaces a newer value.
 """
 
 from __future__ import annotations
@@ -147,14 +152,30 @@ def apply(
                 )
         if validate_only:
             return
-        broker.cluster.set_broker_configs(entity, configs)
-        if entity == DEFAULT_ENTITY:
-            broker.dynamic_default_configs = configs
-        elif entity == str(broker.broker_id):
-            broker.dynamic_configs = configs
-        apply_log_configs(broker)
+        zxid = broker.cluster.set_broker_configs(entity, configs)
+        apply_broker_configs(broker, entity, configs, zxid)
         return
     raise ConfigChangeError(ErrorCode.invalid_request, f"Unsupported resource type {resource_type}")
+
+
+def apply_broker_configs(broker, entity: str, configs: Mapping[str, str], zxid: int) -> bool:
+    """Take the dynamic configs of a broker entity (``<default>``, or this broker's id; other
+    brokers' are theirs to apply) and reconfigure every open log, unless this broker holds a
+    newer version (``zxid``: the config znode's mzxid, as written or as read after a change
+    notification). Returns whether they were taken."""
+    if entity == DEFAULT_ENTITY:
+        attr = "dynamic_default_configs"
+    elif entity == str(broker.broker_id):
+        attr = "dynamic_configs"
+    else:
+        return False
+    zxids = broker.dynamic_config_zxids
+    if zxid < zxids.get(entity, -1):
+        return False
+    zxids[entity] = zxid
+    setattr(broker, attr, dict(configs))
+    apply_log_configs(broker)
+    return True
 
 
 def duplicate_resources(resources) -> set[tuple[int, str]]:

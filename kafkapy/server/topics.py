@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import trio
@@ -49,6 +49,9 @@ class TopicRegistry:
         self.by_name: dict[str, TopicInfo] = {}
         self.by_id: dict[uuid.UUID, TopicInfo] = {}
         self.changed = AppendNotifier()  # notified whenever a topic's view is replaced
+        # configs read (after a change notification) for topics not known here yet: name ->
+        # (configs, mzxid of /config/topics/T); taken by _remember when newer than its read
+        self._pending_configs: dict[str, tuple[dict[str, str], int]] = {}
 
     # -- loading ----------------------------------------------------------------------------
     def load(self) -> None:
@@ -60,10 +63,43 @@ class TopicRegistry:
                 self._remember(info)
                 self._open_logs(info)
 
-    def _remember(self, info: TopicInfo) -> None:
+    def _remember(self, info: TopicInfo) -> TopicInfo:
+        """Take a topic's view, keeping configs newer than the view's (by the config znode's
+        mzxid): a read that started before a config change must not undo it here."""
+        old = self.by_name.get(info.name)
+        if (
+            old is not None
+            and old.topic_id == info.topic_id
+            and old.configs_zxid > info.configs_zxid
+        ):
+            info = replace(info, configs=old.configs, configs_zxid=old.configs_zxid)
+        pending = self._pending_configs.pop(info.name, None)
+        if pending is not None and pending[1] > info.configs_zxid:
+            info = replace(info, configs=pending[0], configs_zxid=pending[1])
         self.by_name[info.name] = info
         self.by_id[info.topic_id] = info
         self.changed.notify()
+        return info
+
+    def apply_config_change(self, name: str, configs: dict[str, str], zxid: int) -> bool:
+        """Take a topic's configs read after a config change notification (``zxid``: the mzxid
+        of /config/topics/T, negative when it is gone) and apply them to its open logs, unless
+        this broker holds newer ones. Returns whether anything was taken."""
+        if zxid < 0:
+            return False  # no config znode: the topic is being deleted
+        info = self.by_name.get(name)
+        if info is None:  # created elsewhere and not learnt yet: kept for _remember
+            pending = self._pending_configs.get(name)
+            if pending is None or pending[1] < zxid:
+                self._pending_configs[name] = (dict(configs), zxid)
+            return False
+        if info.configs_zxid > zxid:
+            return False
+        if info.configs != configs:
+            log.info("topic=%s configs changed to %s", name, configs)
+        self._remember(replace(info, configs=dict(configs), configs_zxid=zxid))
+        apply_log_configs(self.broker, [name])
+        return True
 
     def has_leaders(self, name: str) -> bool:
         info = self.by_name.get(name)
@@ -85,7 +121,10 @@ class TopicRegistry:
         return {n for n in pending if not self.has_leaders(n)}
 
     def _open_logs(self, info: TopicInfo) -> None:
-        cfg = log_config_for_broker(self.broker, info.configs)
+        current = self.by_name.get(info.name)  # its configs may be newer than info's
+        if current is None or current.topic_id != info.topic_id:
+            current = info
+        cfg = log_config_for_broker(self.broker, current.configs)
         for p, replicas in info.partitions.items():
             if self.broker.broker_id in replicas:
                 self.broker.logs.create_log(info.name, p, info.topic_id, cfg)
