@@ -225,17 +225,17 @@ class GroupService:
         self.broker.appended.notify()
 
     # -- replication --------------------------------------------------------------------------
-    async def replicated(self, group_id: str) -> int:
+    async def replicated(self, group_id: str) -> ErrorCode:
         """Wait until everything written to (or loaded from) the group's __consumer_offsets
-        partition is replicated to the ISR; 0, or the error to answer instead (Kafka's mapping).
-        Immediate without replication (embedded mode: the one replica is the ISR)."""
+        partition is replicated to the ISR; ErrorCode.none, or the error to answer instead (Kafka's
+        mapping). Immediate without replication (embedded mode: the one replica is the ISR)."""
         replicas = self.broker.replicas
         if replicas is None:
-            return 0
+            return ErrorCode.none
         partition = self.coordinator.partition_for(group_id)
         mark = self._written.get(partition)
         if mark is None:
-            return 0
+            return ErrorCode.none
         epoch, required = mark
         timeout = self.broker.config.offsets_commit_timeout_ms / 1000
         err = await replicas.await_replication(OFFSETS_TOPIC, partition, epoch, required, timeout)
@@ -248,8 +248,8 @@ class GroupService:
                 group_id,
                 ErrorCode(err).name,
             )
-            return append_error_to_response_error(int(err))
-        return 0
+            return ErrorCode(append_error_to_response_error(int(err)))
+        return ErrorCode.none
 
     # -- time ---------------------------------------------------------------------------------
     def kick(self) -> None:
