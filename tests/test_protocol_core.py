@@ -1,19 +1,27 @@
-"""Framing, request headers, the served API table and the hand-written Fetch response writer."""
+"""Framing, request headers, the served API table and the hand-written Fetch and Produce codecs."""
 
 from __future__ import annotations
 
+import datetime
+import io
 import struct
 import uuid
 from dataclasses import dataclass
 
 import pytest
 from kio.index import load_response_schema
-from kio.serial import entity_reader
+from kio.serial import entity_reader, entity_writer
 
 from kafkapy.protocol.api_table import served_apis
 from kafkapy.protocol.fetch_response import PartitionResult, TopicResult, encode_fetch_response
-from kafkapy.protocol.framing import FrameDecoder, FrameError, frame
+from kafkapy.protocol.framing import FrameDecoder, FrameError, FrameReader, frame
 from kafkapy.protocol.headers import parse_request_header, response_header
+from kafkapy.protocol.produce_codec import (
+    PartitionResponse,
+    encode_produce_response,
+    parse_produce_request,
+)
+from kafkapy.protocol.wire import DecodeError
 
 
 def test_frames_split_across_reads_and_joined_in_one_read():
@@ -101,3 +109,139 @@ def test_fetch_response_writer_decodes_with_kafkas_schema(version):
     assert p1.error_code == 1 and p1.aborted_transactions[0].first_offset == 100
     if version >= 5:
         assert p0.log_start_offset == 2
+
+
+def _feed(reader: FrameReader, data: bytes, chunk: int) -> list[bytes]:
+    """Deliver ``data`` as a socket would, at most ``chunk`` bytes per receive."""
+    out: list[bytes] = []
+    pos = 0
+    while pos < len(data):
+        buf = reader.buffer()
+        n = min(len(buf), chunk, len(data) - pos)
+        buf[:n] = data[pos : pos + n]
+        pos += n
+        out += [bytes(f) for f in reader.received(n)]
+    return out
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64, 100, 10_000])
+def test_frame_reader_small_and_large_frames(chunk):
+    payloads = [b"abc", b"", b"x" * 50, bytes(range(256)) * 4, b"y" * 90, b"z"]
+    data = b"".join(frame(p) for p in payloads)
+    reader = FrameReader(2000, stage_size=64)
+    assert _feed(reader, data, chunk) == payloads
+    assert reader.buffered == 0
+
+
+def test_frame_reader_receives_a_large_frame_in_place():
+    reader = FrameReader(10_000, stage_size=64)
+    big = bytes(range(200)) * 10
+    buf = reader.buffer()
+    head = frame(big)[:40]
+    buf[: len(head)] = head
+    assert reader.received(len(head)) == []
+    rest = reader.buffer()  # the frame's own buffer, past the 36 bytes already staged
+    assert len(rest) == len(big) - 36
+    rest[:] = big[36:]
+    (got,) = reader.received(len(rest))
+    assert isinstance(got, bytearray) and got == big
+
+
+def test_frame_reader_refuses_bad_sizes_at_the_prefix():
+    for size, match in ((101, "socket.request.max.bytes"), (-1, "negative")):
+        reader = FrameReader(100, stage_size=64)
+        buf = reader.buffer()
+        buf[:4] = struct.pack(">i", size)
+        with pytest.raises(FrameError, match=match):
+            reader.received(4)
+
+
+def _produce_request(version: int, records: bytes | None):
+    from kio.index import load_payload_module
+    from kio.static.constants import EntityType
+
+    m = load_payload_module(0, version, EntityType.request)
+    return m.ProduceRequest(
+        transactional_id=None if version % 2 else "txn",
+        acks=-1,
+        timeout=datetime.timedelta(milliseconds=1500),
+        topic_data=(
+            m.TopicProduceData(
+                name="t1",
+                partition_data=(
+                    m.PartitionProduceData(index=0, records=records),
+                    m.PartitionProduceData(index=3, records=None),
+                ),
+            ),
+            m.TopicProduceData(name="t2", partition_data=()),
+        ),
+    )
+
+
+@pytest.mark.parametrize("version", range(3, 13))
+def test_produce_request_reader_agrees_with_kio(version):
+    batch = bytes(range(256)) * 3
+    body = io.BytesIO()
+    req = _produce_request(version, batch)
+    entity_writer(type(req))(body, req)
+    head = b"HEADER"
+    frame_ = bytearray(head + body.getvalue())
+    got = parse_produce_request(frame_, len(head), version)
+    assert (got.transactional_id, got.acks, got.timeout_ms) == (req.transactional_id, -1, 1500)
+    assert [t.name for t in got.topics] == ["t1", "t2"]
+    p0, p3 = got.topics[0].partitions
+    assert (p0.index, bytes(p0.records), p3.index, p3.records) == (0, batch, 3, None)
+    assert got.topics[1].partitions == []
+    p0.records[0] = 0xAB  # a writable slice of the frame itself: no copy was made
+    assert frame_[frame_.index(bytes(range(1, 256)) + bytes(range(256))) - 1] == 0xAB
+    with pytest.raises(DecodeError):
+        parse_produce_request(frame_[:-1], len(head), version)
+
+
+def test_produce_request_reader_skips_unknown_tags():
+    body = io.BytesIO()
+    req = _produce_request(9, b"R" * 70)
+    entity_writer(type(req))(body, req)
+    raw = bytearray(body.getvalue())
+    assert raw[-1] == 0  # top-level tagged fields: none
+    raw[-1:] = b"\x01\x63\x02zz"  # one unknown tag (99) of 2 bytes
+    got = parse_produce_request(raw, 0, 9)
+    assert bytes(got.topics[0].partitions[0].records) == b"R" * 70
+
+
+@pytest.mark.parametrize("version", range(3, 13))
+def test_produce_response_writer_decodes_with_kafkas_schema(version):
+    parts = [
+        PartitionResponse(0, 0, 42, -1, 7, None),
+        PartitionResponse(1, 87, -1, 1_700_000_000_000, -1, "bad record"),
+    ]
+    body = encode_produce_response(version, [("t1", parts), ("t2", [])], throttle_ms=5)
+    resp, size = entity_reader(load_response_schema(0, version))(body, 0)
+    assert size == len(body)
+    assert resp.throttle_time == datetime.timedelta(milliseconds=5)
+    t1, t2 = resp.responses
+    assert (t1.name, t2.name, t2.partition_responses) == ("t1", "t2", ())
+    a, b = t1.partition_responses
+    assert (a.index, a.error_code, a.base_offset, a.log_append_time) == (0, 0, 42, None)
+    assert (b.index, b.error_code) == (1, 87)
+    assert b.log_append_time.timestamp() == 1_700_000_000
+    if version >= 5:
+        assert (a.log_start_offset, b.log_start_offset) == (7, -1)
+    if version >= 8:
+        assert (a.error_message, b.error_message, a.record_errors) == (None, "bad record", ())
+
+
+def test_frame_reader_releases_its_buffer_when_idle():
+    reader = FrameReader(1000, stage_size=64)
+    data = frame(b"abc") + frame(b"partial")
+    buf = reader.buffer()
+    buf[: len(data) - 2] = data[:-2]
+    assert reader.received(len(data) - 2) == [bytearray(b"abc")]
+    reader.release()  # a partial frame is staged: kept
+    assert reader.buffered == len(data) - 2 - 7
+    buf = reader.buffer()
+    buf[:2] = data[-2:]
+    assert reader.received(2) == [bytearray(b"partial")]
+    reader.release()
+    assert reader.buffered == 0 and not reader._stage
+    assert _feed(reader, frame(b"again"), 100) == [b"again"]

@@ -1,19 +1,135 @@
 """Kafka's 4-byte length framing, sans-io.
 
-`FrameDecoder` receives bytes as they arrive and yields whole request frames. The size limit
-(socket.request.max.bytes) is enforced as soon as a frame's length prefix is seen, before any
-buffer for the frame is allocated, so an oversized or negative length costs nothing.
+`FrameReader` (the server's) hands out the buffer the next receive should fill (``recv_into``,
+``readv``) and returns whole request frames as bytearrays the handlers may modify in place
+(Produce stamps offsets into the received batch and appends it from there). Small frames are
+received into a staging buffer (kept while the connection is busy, released when it is idle)
+and copied out; a frame larger than what is staged is allocated at its exact size once its
+length prefix is seen and the rest of it is received straight into it, so the bytes of a large
+produce request are copied once in user space, by the kernel.
+
+`FrameDecoder` is the simpler feed-bytes variant (clients, tests).
+
+In both, the size limit (socket.request.max.bytes) is enforced as soon as a frame's length
+prefix is seen, before any buffer for the frame is allocated, so an oversized or negative length
+costs nothing.
 """
 
 from __future__ import annotations
 
+import os
 import struct
+from collections.abc import Callable
 
 _SIZE = struct.Struct(">i")
 
 
+def _frame_allocator() -> Callable[[int], bytearray]:
+    """``bytearray(n)``, or its uncleared variant when the native speedups are built: a frame
+    buffer is filled completely before it is returned, and not clearing it means its pages are
+    touched only as bytes arrive (a peer announcing a large frame and then stalling costs
+    address space, not memory, as with the old incremental buffer)."""
+    if not os.environ.get("KAFKAPY_PURE_PYTHON"):
+        try:
+            from kafkapy.protocol._speedups import uninitialized_bytearray
+        except ImportError:
+            pass
+        else:
+            return uninitialized_bytearray
+    return bytearray
+
+
+_alloc_frame = _frame_allocator()
+
+
 class FrameError(Exception):
     """The peer sent a frame that cannot be accepted; the connection must be closed."""
+
+
+def _check_size(size: int, max_size: int) -> None:
+    if size < 0:
+        raise FrameError(f"negative frame size {size}")
+    if size > max_size:
+        raise FrameError(f"frame of {size} bytes exceeds socket.request.max.bytes={max_size}")
+
+
+class FrameReader:
+    """Receive frames into their own buffers: ``buffer()`` to receive into, ``received(n)``."""
+
+    __slots__ = ("_end", "_filled", "_frame", "_max_size", "_stage", "_stage_size", "_start")
+
+    def __init__(self, max_size: int, stage_size: int = 64 * 1024) -> None:
+        self._max_size = max_size
+        self._stage_size = stage_size
+        self._stage = bytearray()  # allocated on first use, dropped by release()
+        self._start = 0  # first staged byte not yet returned
+        self._end = 0  # end of the staged bytes
+        self._frame: bytearray | None = None  # a large frame being received in place
+        self._filled = 0  # bytes of ``_frame`` received so far
+
+    def buffer(self) -> memoryview:
+        """The writable buffer the next receive should fill."""
+        if self._frame is not None:
+            return memoryview(self._frame)[self._filled :]
+        if not self._stage:
+            self._stage = _alloc_frame(self._stage_size)
+        elif self._end == len(self._stage):
+            self._compact()
+        return memoryview(self._stage)[self._end :]
+
+    def release(self) -> None:
+        """Drop the staging buffer if it holds nothing (an idle connection keeps no buffer)."""
+        if self._start == self._end:
+            self._stage = bytearray()
+            self._start = self._end = 0
+
+    def received(self, n: int) -> list[bytearray]:
+        """Account for ``n`` bytes received into ``buffer()``; return the frames completed."""
+        if self._frame is not None:
+            self._filled += n
+            if self._filled < len(self._frame):
+                return []
+            frame, self._frame = self._frame, None
+            return [frame]
+        self._end += n
+        return self._split()
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received but not yet returned as a frame."""
+        if self._frame is not None:
+            return self._filled
+        return self._end - self._start
+
+    def _compact(self) -> None:
+        """Move the staged partial frame to the front of the staging buffer."""
+        start, end = self._start, self._end
+        self._stage[: end - start] = self._stage[start:end]
+        self._start, self._end = 0, end - start
+
+    def _split(self) -> list[bytearray]:
+        frames: list[bytearray] = []
+        stage = self._stage
+        pos, end = self._start, self._end
+        while end - pos >= 4:
+            (size,) = _SIZE.unpack_from(stage, pos)
+            _check_size(size, self._max_size)
+            if end - pos - 4 >= size:
+                frames.append(stage[pos + 4 : pos + 4 + size])
+                pos += 4 + size
+                continue
+            if size + 4 > len(stage):
+                # too large to stage: receive the rest of it straight into its own buffer
+                frame = _alloc_frame(size)
+                have = end - pos - 4
+                frame[:have] = stage[pos + 4 : end]
+                self._frame, self._filled = frame, have
+                pos = end
+            break
+        if pos == end:
+            pos = end = 0
+        self._start, self._end = pos, end
+        return frames
 
 
 class FrameDecoder:
@@ -38,12 +154,7 @@ class FrameDecoder:
                 if end - pos < 4:
                     break
                 (size,) = _SIZE.unpack_from(buf, pos)
-                if size < 0:
-                    raise FrameError(f"negative frame size {size}")
-                if size > self._max_size:
-                    raise FrameError(
-                        f"frame of {size} bytes exceeds socket.request.max.bytes={self._max_size}"
-                    )
+                _check_size(size, self._max_size)
                 pos += 4
                 self._need = size
             if end - pos < self._need:

@@ -14,13 +14,19 @@ offsetDelta, varint keyLength (-1 null) + key, varint valueLength + value, varin
 headers (varint keyLength + utf-8 key, varint valueLength (-1 null) + value). Varints are zigzag.
 
 The produce hot path is ``validate_batches`` then ``assign_offsets_in_place``: no per-record
-objects are created, only a tight varint walk over uncompressed records.
+objects are created, only a tight varint walk over the records. Kafka's LogValidator parses every
+record of a produced batch (``assignOffsetsNonCompressed`` iterates them all, and
+``DefaultRecord.readFrom`` refuses a record whose fields do not fill its length), so the walk is
+required; it runs natively (``_speedups.c``, built when a C compiler is available) and falls
+back to the identical pure-Python ``_walk_records_py`` otherwise. ``KAFKAPY_PURE_PYTHON=1``
+forces the fallback.
 """
 
 from __future__ import annotations
 
+import os
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from crc32c import crc32c
@@ -191,9 +197,10 @@ def _varint(b: Buffer, pos: int) -> tuple[int, int]:
             raise CorruptRecordError("varint is too long")
 
 
-def _walk_records(b: Buffer, pos: int, end: int, count: int, require_keys: bool = False) -> None:
+def _walk_records_py(b: Buffer, pos: int, end: int, count: int, require_keys: bool = False) -> None:
     """Check that ``count`` records with offset deltas 0..count-1 exactly fill b[pos:end]
-    (and, with ``require_keys``, that every record has a non-null key)."""
+    (and, with ``require_keys``, that every record has a non-null key). Reads are bounded by
+    the whole buffer, not by ``end``: _speedups.c mirrors this function exactly."""
     i = 0
     try:
         while pos < end:
@@ -275,6 +282,36 @@ def _walk_records(b: Buffer, pos: int, end: int, count: int, require_keys: bool 
         raise InvalidRecordError(f"batch declares {count} records but holds {i}")
 
 
+NativeWalk = Callable[[Buffer, int, int, int, bool], "tuple[int, str] | None"]
+
+
+def _load_native_walk() -> NativeWalk | None:
+    if os.environ.get("KAFKAPY_PURE_PYTHON"):
+        return None
+    try:
+        from kafkapy.protocol._speedups import walk_records
+    except ImportError:
+        return None
+    return walk_records
+
+
+_native_walk = _load_native_walk()
+_WALK_ERRORS: dict[int, type[RecordBatchError]] = {1: CorruptRecordError, 2: InvalidRecordError}
+
+
+def _walk_records_native(
+    b: Buffer, pos: int, end: int, count: int, require_keys: bool = False
+) -> None:
+    """``_walk_records_py`` in C (kafkapy/protocol/_speedups.c)."""
+    err = _native_walk(b, pos, end, count, require_keys)
+    if err is not None:
+        raise _WALK_ERRORS[err[0]](err[1])
+
+
+_walk_records = _walk_records_py if _native_walk is None else _walk_records_native
+NATIVE_WALK = _native_walk is not None
+
+
 def _records_section(buf: Buffer, pos: int, h: BatchHeader, limit: int) -> tuple[Buffer, int, int]:
     """Return (bytes, start, end) of the batch's records, decompressed if needed."""
     start = pos + BATCH_HEADER_SIZE
@@ -338,7 +375,7 @@ def validate_batches(
 
 
 def assign_offsets_in_place(
-    buf: bytearray,
+    buf: bytearray | memoryview,
     headers: Sequence[BatchHeader],
     base_offset: int,
     leader_epoch: int,

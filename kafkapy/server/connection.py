@@ -2,7 +2,12 @@
 
 Requests on a connection are handled one after another, as Kafka does (it mutes a channel while a
 request is in flight), so responses always go out in request order even when the client pipelines
-requests; pipelined frames simply wait in the socket buffer and in the frame decoder.
+requests; pipelined frames simply wait in the socket buffer and in the frame reader.
+
+Frames are received (``readv`` on the non-blocking socket, waiting for readability only when it
+runs dry) straight into their own bytearrays (protocol/framing.py FrameReader), which handlers may
+modify: Produce validates and stamps the received batch in place and appends it from there, so
+record bytes are copied once in user space (kernel to frame) on their way to the log.
 
 Malformed input closes the connection: a frame over socket.request.max.bytes (refused before any
 buffer is allocated), a header that does not decode, an unknown API key, a version that is not
@@ -24,7 +29,7 @@ import trio
 from kio.index import load_request_schema
 from kio.serial import entity_reader
 
-from kafkapy.protocol.framing import FrameDecoder, FrameError
+from kafkapy.protocol.framing import FrameError, FrameReader
 from kafkapy.protocol.headers import (
     API_VERSIONS_KEY,
     RequestHeader,
@@ -43,7 +48,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kafkapy.connection")
 
-RECEIVE_SIZE = 256 * 1024
+STAGE_SIZE = 64 * 1024  # frames larger than this are received straight into their own buffer
 _conn_ids = itertools.count(1)
 
 
@@ -55,7 +60,7 @@ class CloseConnection(Exception):
 class RequestContext:
     broker: Broker
     header: RequestHeader
-    frame: bytes
+    frame: bytes | bytearray  # the whole request (header and body); handlers may modify it
     peer: str
     connection_id: int
 
@@ -75,7 +80,11 @@ def _reader_for(api_key: int, version: int) -> Any:
 _readers: dict[tuple[int, int], Any] = {}
 
 
-def decode_body(header: RequestHeader, frame: bytes) -> Any:
+def decode_body(header: RequestHeader, frame: bytes | bytearray) -> Any:
+    """Decode a request body with kio (which reads only immutable buffers: a received bytearray
+    is copied; the large-bodied hot paths are raw handlers and never come here)."""
+    if not isinstance(frame, bytes):
+        frame = bytes(frame)
     key = (header.api_key, header.api_version)
     reader = _readers.get(key)
     if reader is None:
@@ -100,7 +109,7 @@ def decode_body(header: RequestHeader, frame: bytes) -> Any:
     return request
 
 
-async def handle_frame(broker: Broker, frame: bytes, peer: str, conn_id: int) -> Any:
+async def handle_frame(broker: Broker, frame: bytes | bytearray, peer: str, conn_id: int) -> Any:
     """Dispatch one request frame; return the encoded response parts or NO_RESPONSE."""
     try:
         header = parse_request_header(frame)
@@ -162,17 +171,30 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
         peer = f"{host}:{port}"
     except OSError:
         peer = "?"
-    decoder = FrameDecoder(broker.config.socket_request_max_bytes)
+    reader = FrameReader(broker.config.socket_request_max_bytes, STAGE_SIZE)
+    sock = stream.socket
+    fd = sock.fileno()
     broker.connections.add(conn_id)
     try:
         while True:
-            data = await stream.receive_some(RECEIVE_SIZE)
-            if not data:
+            # receive without blocking while bytes are there; when the socket runs dry, drop the
+            # staging buffer and wait (1,000 idle connections hold no receive buffers)
+            try:
+                n = os.readv(fd, (reader.buffer(),))
+            except BlockingIOError:
+                reader.release()
+                await trio.lowlevel.wait_readable(sock)
+                continue
+            if not n:
                 return
-            for frame in decoder.feed(data):
+            answered = False
+            for frame in reader.received(n):
                 parts = await handle_frame(broker, frame, peer, conn_id)
                 if parts is not NO_RESPONSE:
                     await send_parts(stream, parts)
+                    answered = True
+            if not answered:  # no await has yielded (partial frame, acks=0): let others run
+                await trio.lowlevel.checkpoint()
     except FrameError as e:
         log.warning("closing connection peer=%s reason=%r", peer, str(e))
     except CloseConnection as e:

@@ -101,6 +101,12 @@ def _scan_next_offset(data: bytes, base: int) -> int:
     return next_offset
 
 
+def _writable(records: bytes | bytearray | memoryview) -> bool:
+    return isinstance(records, bytearray) or (
+        isinstance(records, memoryview) and not records.readonly
+    )
+
+
 def _segment_bases(directory: Path) -> list[int]:
     bases = []
     for p in directory.glob("*.log"):
@@ -266,7 +272,10 @@ class PartitionLog:
     def append_as_leader(
         self, records: bytes | bytearray | memoryview, *, leader_epoch: int, now_ms: int
     ) -> AppendResult:
-        """Validate, deduplicate, stamp offsets/epoch (and LogAppendTime), append."""
+        """Validate, deduplicate, stamp offsets/epoch (and LogAppendTime), append.
+
+        A bytearray or writable memoryview (Produce passes a slice of the received request) is
+        stamped and appended in place, without a copy; anything else is copied once."""
         cfg = self.config
         headers = validate_batches(
             records, max_batch_size=cfg.max_message_bytes, require_keys=cfg.compact
@@ -282,7 +291,7 @@ class PartitionLog:
         if target is not None and any(h.codec != target for h in headers):
             buf, headers = self._recompress(records, headers, target)
         else:
-            buf = records if isinstance(records, bytearray) else bytearray(records)
+            buf = records if _writable(records) else bytearray(records)
         append_time = now_ms if cfg.log_append_time else None
         first = self.log_end_offset
         next_offset = assign_offsets_in_place(buf, headers, first, leader_epoch, append_time)
@@ -400,7 +409,7 @@ class PartitionLog:
 
     def _append(
         self,
-        buf: bytearray,
+        buf: bytearray | memoryview,
         headers: list[BatchHeader],
         first: int,
         next_offset: int,

@@ -10,6 +10,10 @@ A missing topic is UNKNOWN_TOPIC_OR_PARTITION: Produce never creates topics. ack
 sends no response; if such a request fails, the connection is closed so the client notices, as
 Kafka does. Embedded (one broker): acks=all is satisfied on append.
 
+The request is read by hand (protocol/produce_codec.py), not by kio: each partition's records
+are a writable slice of the received frame, which the log validates, stamps and appends in
+place (no copy of the record bytes in the broker); the response is written by hand too.
+
 ZooKeeper mode (replicated): only the leader appends (else NOT_LEADER_OR_FOLLOWER). acks=all
 is refused with NOT_ENOUGH_REPLICAS when the ISR is smaller than min.insync.replicas; after the
 append it waits (on events) until the high watermark covers the batch — the whole ISR has it —
@@ -20,19 +24,23 @@ timeout. acks=1 answers after the local append.
 
 from __future__ import annotations
 
-import datetime
 import logging
 
 import trio
 
 from kafkapy.protocol.errors import ErrorCode
+from kafkapy.protocol.produce_codec import (
+    PartitionResponse,
+    encode_produce_response,
+    parse_produce_request,
+)
 from kafkapy.protocol.record_batch import RecordBatchError
-from kafkapy.protocol.wire import INT32
+from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.errors import StorageError
 
 from ..connection import CloseConnection
 from ..registry import api
-from ..responses import NO_RESPONSE, THROTTLE_NONE, build
+from ..responses import NO_RESPONSE, RawResponse
 
 log = logging.getLogger("kafkapy.produce")
 
@@ -125,21 +133,23 @@ async def _await_replication(broker, pending, timeout_s: float):
     return errors
 
 
-@api("Produce")
-async def handle(ctx, request):
+@api("Produce", raw=True)
+async def handle(ctx, _request):
     from ..broker import now_ms
 
+    try:
+        request = parse_produce_request(ctx.frame, ctx.header.body_offset, ctx.version)
+    except DecodeError as e:
+        raise CloseConnection(f"produce request does not decode: {e}") from None
     broker = ctx.broker
-    R = ctx.R
     acks = request.acks
     now = now_ms()
     failed = False
     appended = False
-    topics = []
     results = []
     pending = []
-    for td in request.topic_data:
-        for pd in td.partition_data:
+    for td in request.topics:
+        for pd in td.partitions:
             if acks not in VALID_ACKS:
                 res = (ErrorCode.invalid_required_acks, -1, -1, -1, None, -1)
             else:
@@ -157,34 +167,20 @@ async def handle(ctx, request):
         broker.appended.notify()
     late = {}
     if pending:
-        late = await _await_replication(broker, pending, request.timeout.total_seconds())
+        late = await _await_replication(broker, pending, request.timeout_ms / 1000)
     it = iter(results)
-    for td in request.topic_data:
+    topics = []
+    for td in request.topics:
         parts = []
-        for pd in td.partition_data:
+        for pd in td.partitions:
             err, base, append_time, start, msg, _last = next(it)
             if (td.name, pd.index) in late:
                 err, msg = late[(td.name, pd.index)], None
                 failed = True
-            parts.append(
-                build(
-                    R.PartitionProduceResponse,
-                    index=pd.index,
-                    error_code=err,
-                    base_offset=base,
-                    log_append_time=(
-                        None
-                        if append_time < 0
-                        else datetime.datetime.fromtimestamp(append_time / 1000, datetime.UTC)
-                    ),
-                    log_start_offset=start,
-                    record_errors=(),
-                    error_message=msg,
-                )
-            )
-        topics.append(build(R.TopicProduceResponse, name=td.name, partition_responses=tuple(parts)))
+            parts.append(PartitionResponse(pd.index, err, base, append_time, start, msg))
+        topics.append((td.name, parts))
     if acks == 0:
         if failed:
             raise CloseConnection("acks=0 produce request failed")
         return NO_RESPONSE
-    return build(R.ProduceResponse, responses=tuple(topics), throttle_time=THROTTLE_NONE)
+    return RawResponse([encode_produce_response(ctx.version, topics)])

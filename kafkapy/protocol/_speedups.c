@@ -1,0 +1,186 @@
+/* Optional native accelerators of the protocol layer (kafkapy.protocol._speedups).
+ *
+ * Every function has a pure-Python equivalent that is used when this module is not built.
+ *
+ * walk_records(buf, pos, end, count, require_keys) checks that `count` magic-2 records with offset
+ * deltas 0..count-1 exactly fill buf[pos:end], as Kafka's DefaultRecord.readFrom does for every
+ * record of a produced batch. It is a line-by-line transliteration of the pure-Python
+ * `_walk_records` in record_batch.py and must accept and refuse exactly the same inputs: reads
+ * are bounded by the whole buffer (a Python IndexError is "truncated record"), never by `end`,
+ * and varints larger than 64 bits behave as Python's unbounded ints would (they are "huge").
+ *
+ * Returns None when the records are valid, else (kind, message): kind 1 is CORRUPT_MESSAGE,
+ * kind 2 is INVALID_RECORD. The caller raises the matching exception.
+ *
+ * uninitialized_bytearray(n) returns a bytearray of n bytes whose memory is not cleared, for a
+ * buffer that is about to be filled completely (a request frame received with recv_into):
+ * bytearray(n) would write n zero bytes first, and touch every page of it at once, where this
+ * leaves the pages to be touched as the bytes arrive.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#define CORRUPT 1
+#define INVALID 2
+#define TRUNCATED (-1) /* an index past the buffer: Python's IndexError */
+#define TOO_LONG (-2)  /* more than 10 varint bytes */
+
+/* Zigzag varint at *pos (up to 10 bytes). A value that does not fit in int64 saturates to
+ * INT64_MAX or INT64_MIN: every caller treats those exactly as Python treats huge ints. */
+static int read_varint(const uint8_t *b, Py_ssize_t n, Py_ssize_t *pos, int64_t *out) {
+    uint64_t v = 0;
+    int shift = 0;
+    int huge = 0;
+    Py_ssize_t p = *pos;
+    for (;;) {
+        if (p >= n) return TRUNCATED;
+        uint8_t x = b[p++];
+        if (shift == 63) {
+            if (x & 0x7E) huge = 1;
+            v |= (uint64_t)(x & 0x01) << 63;
+        } else {
+            v |= (uint64_t)(x & 0x7F) << shift;
+        }
+        if (x < 0x80) break;
+        shift += 7;
+        if (shift > 63) return TOO_LONG;
+    }
+    *pos = p;
+    if (huge) {
+        *out = (v & 1) ? INT64_MIN : INT64_MAX;
+    } else {
+        *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+    }
+    return 0;
+}
+
+/* pos += len for a length already known to be > 0; past the buffer is "beyond" (n + 1). */
+static inline Py_ssize_t skip(Py_ssize_t pos, int64_t len, Py_ssize_t n) {
+    if (pos > n || len > (int64_t)(n - pos)) return n + 1;
+    return pos + (Py_ssize_t)len;
+}
+
+static PyObject *fail(int kind, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (msg == NULL) return NULL;
+    return Py_BuildValue("(iN)", kind, msg);
+}
+
+#define VARINT(dst)                                                                       \
+    do {                                                                                  \
+        int rc_ = read_varint(b, n, &pos, &(dst));                                        \
+        if (rc_ == TRUNCATED) goto truncated;                                             \
+        if (rc_ == TOO_LONG) return fail(CORRUPT, "varint is too long");                 \
+    } while (0)
+
+#define AT(p) (((p) >= n) ? -1 : (int)b[(p)])
+
+static PyObject *walk_impl(const uint8_t *b, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t end,
+                           long long count, int require_keys) {
+    long long i = 0;
+    int v;
+    int64_t length, delta, klen, vlen, nh, hk, hv;
+    while (pos < end) {
+        /* record length */
+        VARINT(length);
+        if (length < 6 || length > (int64_t)(end - pos))
+            return fail(CORRUPT, "invalid record length %lld", (long long)length);
+        Py_ssize_t rec_end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes */
+        /* timestampDelta: skipped, any number of continuation bytes */
+        for (;;) {
+            v = AT(pos);
+            if (v < 0) goto truncated;
+            if (v < 0x80) break;
+            pos += 1;
+        }
+        /* offsetDelta starts after the timestamp's last byte */
+        pos += 1;
+        VARINT(delta);
+        if (delta != i)
+            return fail(INVALID, "record offset delta %lld, expected %lld", (long long)delta, i);
+        VARINT(klen);
+        if (klen > 0) {
+            pos = skip(pos, klen, n);
+        } else if (klen < -1) {
+            return fail(CORRUPT, "invalid key length");
+        } else if (klen == -1 && require_keys) {
+            return fail(INVALID, "Compacted topic cannot accept message without key.");
+        }
+        VARINT(vlen);
+        if (vlen > 0) {
+            pos = skip(pos, vlen, n);
+        } else if (vlen < -1) {
+            return fail(CORRUPT, "invalid value length");
+        }
+        VARINT(nh);
+        if (nh < 0) return fail(CORRUPT, "invalid header count");
+        for (int64_t h = 0; h < nh; h++) {
+            VARINT(hk);
+            if (hk < 0) return fail(CORRUPT, "invalid header key length");
+            if (hk > 0) pos = skip(pos, hk, n);
+            VARINT(hv);
+            if (hv > 0) {
+                pos = skip(pos, hv, n);
+            } else if (hv < -1) {
+                return fail(CORRUPT, "invalid header value length");
+            }
+        }
+        if (pos != rec_end) return fail(CORRUPT, "record fields do not match the record length");
+        i += 1;
+    }
+    if (pos != end) return fail(CORRUPT, "records overrun the batch");
+    if (i != count)
+        return fail(INVALID, "batch declares %lld records but holds %lld", count, i);
+    Py_RETURN_NONE;
+truncated:
+    return fail(CORRUPT, "truncated record");
+}
+
+static PyObject *walk_records(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, end;
+    long long count;
+    int require_keys;
+    if (!PyArg_ParseTuple(args, "y*nnLp", &view, &pos, &end, &count, &require_keys)) return NULL;
+    PyObject *res;
+    if (pos < 0 || end < pos || end > view.len) {
+        res = fail(CORRUPT, "truncated record");
+    } else {
+        const uint8_t *b = (const uint8_t *)view.buf;
+        Py_ssize_t n = view.len;
+        res = walk_impl(b, n, pos, end, count, require_keys);
+    }
+    PyBuffer_Release(&view);
+    return res;
+}
+
+static PyObject *uninitialized_bytearray(PyObject *self, PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative size");
+        return NULL;
+    }
+    return PyByteArray_FromStringAndSize(NULL, n);
+}
+
+static PyMethodDef methods[] = {
+    {"walk_records", walk_records, METH_VARARGS,
+     "walk_records(buf, pos, end, count, require_keys) -> None | (kind, message)"},
+    {"uninitialized_bytearray", uninitialized_bytearray, METH_O,
+     "uninitialized_bytearray(n) -> bytearray of n bytes, not cleared"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_speedups",
+    "Optional native accelerators of kafkapy.protocol (record walk, uninitialized buffers).", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }
