@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import re
 import sys
@@ -99,6 +100,20 @@ def parse_properties_text(text: str) -> dict[str, str]:
         if key:
             props[key] = value
     return props
+
+
+def load_versioned_json(text: str) -> dict[str, Any]:
+    """A Kafka tool's JSON input file ({"version": 1, ...}), with Kafka's messages for bad input."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        raise CliError("The input string is not a valid JSON") from None
+    if not isinstance(doc, dict):
+        raise CliError("The input string is not a valid JSON object")
+    version = doc.get("version", 1)
+    if version != 1:
+        raise CliError(f"Not supported version field value {version}")
+    return doc
 
 
 def load_properties(path: str | None) -> dict[str, str]:

@@ -7,14 +7,13 @@
 
 from __future__ import annotations
 
-import json
-
 from kafkapy.cli.common import (
     CliError,
     ToolParser,
     admin_client,
     kafka_error_message,
     load_properties,
+    load_versioned_json,
 )
 
 DESCRIPTION = (
@@ -23,15 +22,7 @@ DESCRIPTION = (
 
 
 def parse_offset_json(text: str) -> list[tuple[str, int, int]]:
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        raise CliError("The input string is not a valid JSON") from None
-    if not isinstance(doc, dict):
-        raise CliError("The input string is not a valid JSON object")
-    version = doc.get("version", 1)
-    if version != 1:
-        raise CliError(f"Not supported version field value {version}")
+    doc = load_versioned_json(text)
     if "partitions" not in doc:
         raise CliError("Missing partitions field")
     out: list[tuple[str, int, int]] = []

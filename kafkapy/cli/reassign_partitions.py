@@ -31,7 +31,7 @@ import time
 import uuid
 from typing import Any
 
-from kafkapy.cli.common import CliError, ToolParser
+from kafkapy.cli.common import CliError, ToolParser, load_versioned_json
 from kafkapy.cli.wire import Connection, connect_any
 from kafkapy.protocol.errors import ErrorCode, error_name
 
@@ -55,24 +55,11 @@ def tp_name(tp: Tp) -> str:
 # -- the JSON files -------------------------------------------------------------------------------
 
 
-def _load(text: str) -> dict[str, Any]:
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        raise CliError("The input string is not a valid JSON") from None
-    if not isinstance(doc, dict):
-        raise CliError("The input string is not a valid JSON object")
-    version = doc.get("version", 1)
-    if version != 1:
-        raise CliError(f"Not supported version field value {version}")
-    return doc
-
-
 def parse_reassignment_json(text: str) -> list[tuple[Tp, list[int]]]:
     """The (partition, replicas) entries of a reassignment file, in file order."""
     out: list[tuple[Tp, list[int]]] = []
     try:
-        for e in _load(text).get("partitions") or []:
+        for e in load_versioned_json(text).get("partitions") or []:
             tp = (str(e["topic"]), int(e["partition"]))
             replicas = [int(r) for r in e["replicas"]]
             dirs = e.get("log_dirs", [ANY_LOG_DIR] * len(replicas))
@@ -118,7 +105,7 @@ def check_execute(entries: list[tuple[Tp, list[int]]]) -> dict[Tp, list[int]]:
 
 def parse_topics_json(text: str) -> list[str]:
     try:
-        return [str(e["topic"]) for e in _load(text).get("topics") or []]
+        return [str(e["topic"]) for e in load_versioned_json(text).get("topics") or []]
     except (KeyError, TypeError) as e:
         raise CliError(f"Invalid topic entry in topics JSON: {e}") from None
 
