@@ -601,17 +601,22 @@ class PartitionLog:
         now = int(time.time() * 1000) if now_ms is None else now_ms
         del self.segments[: len(victims)]
         del self._bases[: len(victims)]
-        renamed: list[Path] = []
-        for seg in victims:
-            renamed += seg.rename_to_deleted(DELETED_SUFFIX)
-        self.pending_deletes.append((now + self.config.file_delete_delay_ms, renamed))
-        if self.config.file_delete_delay_ms <= 0:
-            self.purge_deleted_files(now)
+        self._schedule_deletion(victims, now)
         new_start = self.segments[0].base_offset
         if new_start > self.log_start_offset:
             self.log_start_offset = min(new_start, self.log_end_offset)
             self.epoch_cache.truncate_from_start(self.log_start_offset)
         return len(victims)
+
+    def _schedule_deletion(self, victims: list[LogSegment], now_ms: int) -> None:
+        """Rename the segments' files ``.deleted``; they are unlinked after file.delete.delay.ms
+        (at once when it is 0)."""
+        renamed: list[Path] = []
+        for seg in victims:
+            renamed += seg.rename_to_deleted(DELETED_SUFFIX)
+        self.pending_deletes.append((now_ms + self.config.file_delete_delay_ms, renamed))
+        if self.config.file_delete_delay_ms <= 0:
+            self.purge_deleted_files(now_ms)
 
     def purge_deleted_files(self, now_ms: int) -> int:
         """Unlink ``.deleted`` files whose delay has passed; returns how many were removed."""
@@ -693,12 +698,7 @@ class PartitionLog:
         offset passed its log end offset."""
         now = int(time.time() * 1000) if now_ms is None else now_ms
         victims, self.segments, self._bases = self.segments, [], []
-        renamed: list[Path] = []
-        for seg in victims:
-            renamed += seg.rename_to_deleted(DELETED_SUFFIX)
-        self.pending_deletes.append((now + self.config.file_delete_delay_ms, renamed))
-        if self.config.file_delete_delay_ms <= 0:
-            self.purge_deleted_files(now)
+        self._schedule_deletion(victims, now)
         seg = self._new_segment(offset, create=True, now_ms=now)
         self.segments, self._bases = [seg], [offset]
         self.log_start_offset = self.log_end_offset = offset
