@@ -1,6 +1,8 @@
 """Follower side of replication: one task per leader broker fetching every partition this broker
 follows there (Kafka's ReplicaFetcherThread), over one connection speaking the Fetch API as a
-replica (Fetch v12, replica_id = this broker).
+replica (Fetch v12, replica_id = this broker). Fetch requests and responses are encoded and read by
+hand (kafkapy.protocol.replica_fetch): the records of a response are a view into the received
+frame and are appended from there, so a fetched batch is copied once in user space.
 
 Each partition is in one of three states: truncating, fetching or out of range.
 
@@ -22,17 +24,22 @@ Each partition is in one of three states: truncating, fetching or out of range.
 
 from __future__ import annotations
 
-import datetime
 import logging
 from typing import TYPE_CHECKING, Any
 
 import trio
-from kio.schema.fetch.v12 import request as fetch_req
 from kio.schema.list_offsets.v7 import request as lo_req
 from kio.schema.offset_for_leader_epoch.v3 import request as ofle_req
 
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.record_batch import parse_batch_header
+from kafkapy.protocol.replica_fetch import (
+    FETCH_KEY,
+    FETCH_VERSION,
+    FetchPartitionRequest,
+    decode_replica_fetch_response,
+    encode_replica_fetch,
+)
 from kafkapy.replication.truncation import (
     OutOfRange,
     epoch_truncation,
@@ -135,41 +142,32 @@ class LeaderFetcher:
                 with trio.move_on_after(RETRY_BACKOFF):
                     await self.changed.wait()
                 continue
-            by_topic: dict[str, list[Any]] = {}
+            by_topic: dict[str, list[FetchPartitionRequest]] = {}
             for (topic, p), rp, plog in fetchable:
                 by_topic.setdefault(topic, []).append(
-                    fetch_req.FetchPartition(
+                    FetchPartitionRequest(
                         partition=p,
                         current_leader_epoch=rp.leader_epoch,
                         fetch_offset=plog.log_end_offset,
-                        last_fetched_epoch=-1,
                         log_start_offset=plog.log_start_offset,
                         partition_max_bytes=cfg.replica_fetch_max_bytes,
                     )
                 )
-            req = fetch_req.FetchRequest(
-                cluster_id=None,
-                replica_id=m.me,
-                max_wait=datetime.timedelta(milliseconds=cfg.replica_fetch_wait_max_ms),
-                min_bytes=cfg.replica_fetch_min_bytes,
-                max_bytes=cfg.replica_fetch_response_max_bytes,
-                isolation_level=0,
-                session_id=0,
-                session_epoch=-1,
-                topics=tuple(
-                    fetch_req.FetchTopic(topic=t, partitions=tuple(ps))
-                    for t, ps in by_topic.items()
-                ),
-                forgotten_topics_data=(),
-                rack_id="",
+            body = encode_replica_fetch(
+                m.me,
+                cfg.replica_fetch_wait_max_ms,
+                cfg.replica_fetch_min_bytes,
+                cfg.replica_fetch_response_max_bytes,
+                list(by_topic.items()),
             )
             timeout = cfg.replica_fetch_wait_max_ms / 1000 + cfg.replica_socket_timeout_ms / 1000
             with trio.fail_after(timeout):
-                resp = await conn.request(req)
-            backoff = False
-            for t in resp.responses:
-                for pd in t.partitions:
-                    if not self._handle_partition(t.topic, pd):
+                frame = await conn.request_raw(FETCH_KEY, FETCH_VERSION, body)
+            error, topics = decode_replica_fetch_response(frame)
+            backoff = error != 0  # a top-level error (no session is used: not expected)
+            for topic, partitions in topics:
+                for pd in partitions:
+                    if not self._handle_partition(topic, pd):
                         backoff = True
             if backoff:
                 with trio.move_on_after(RETRY_BACKOFF):
@@ -203,7 +201,7 @@ class LeaderFetcher:
         records = pd.records
         if records:
             try:
-                n = self._append(plog, bytes(records))
+                n = self._append(plog, records)
             except StorageError as e:
                 log.warning("%s-%d: follower append failed: %s", topic, tp[1], e)
                 self.partitions[tp] = TRUNCATING
@@ -226,7 +224,7 @@ class LeaderFetcher:
             self._checkpoint_log_starts()
         return True
 
-    def _append(self, plog: Any, records: bytes) -> int:
+    def _append(self, plog: Any, records: bytes | memoryview) -> int:
         """Append fetched batches; an empty log restarted at the leader's log start offset
         restarts at the first batch's base when that start lies inside the batch (Kafka's
         Partition.appendRecordsToFollowerOrFutureReplica)."""

@@ -325,10 +325,9 @@ class PartitionLog:
             pos += h.size
         if not kept or start is None:
             return 0
-        buf = bytearray(view[start : start + sum(h.size for h in kept)])
         appended = 0
-        offset_in_buf = 0
-        # one _append per run of batches with the same leader epoch, so the cache stays exact
+        # one _append per run of batches with the same leader epoch, so the cache stays exact;
+        # each run is written from the caller's buffer (no copy)
         i = 0
         while i < len(kept):
             j = i
@@ -338,11 +337,10 @@ class PartitionLog:
                 size += kept[j].size
                 j += 1
             run = kept[i:j]
-            chunk = buf[offset_in_buf : offset_in_buf + size]
+            chunk = view[start + appended : start + appended + size]
             if epoch >= 0 and epoch > self.epoch_cache.latest_epoch():
                 self.epoch_cache.assign(epoch, run[0].base_offset)
             self._append(chunk, run, run[0].base_offset, run[-1].next_offset, -1, None, now_ms)
-            offset_in_buf += size
             appended += size
             i = j
         return appended
