@@ -95,6 +95,13 @@ class FrameReader:
         return self._split()
 
     @property
+    def missing(self) -> int:
+        """Bytes still to come of a large frame being received in place (0: none)."""
+        if self._frame is not None:
+            return len(self._frame) - self._filled
+        return 0
+
+    @property
     def buffered(self) -> int:
         """Bytes received but not yet returned as a frame."""
         if self._frame is not None:

@@ -7,7 +7,9 @@ requests; pipelined frames simply wait in the socket buffer and in the frame rea
 Frames are received (``readv`` on the non-blocking socket, waiting for readability only when it
 runs dry) straight into their own bytearrays (protocol/framing.py FrameReader), which handlers may
 modify: Produce validates and stamps the received batch in place and appends it from there, so
-record bytes are copied once in user space (kernel to frame) on their way to the log.
+record bytes are copied once in user space (kernel to frame) on their way to the log. While a
+large frame is arriving, the receive low-water mark is raised to the bytes it still misses, so
+the connection wakes once per frame rather than once per few segments (server/rcvlowat.py).
 
 Malformed input closes the connection: a frame over socket.request.max.bytes (refused before any
 buffer is allocated), a header that does not decode, an unknown API key, a version that is not
@@ -39,6 +41,7 @@ from kafkapy.protocol.headers import (
 from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.log import FileRegion
 
+from .rcvlowat import LowWater
 from .registry import REGISTRY
 from .responses import NO_RESPONSE, RawResponse, encode_entity, response_module
 from .sendfile import send_region
@@ -174,6 +177,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
     reader = FrameReader(broker.config.socket_request_max_bytes, STAGE_SIZE)
     sock = stream.socket
     fd = sock.fileno()
+    lowat = LowWater(sock)
     broker.connections.add(conn_id)
     try:
         while True:
@@ -183,6 +187,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
                 n = os.readv(fd, (reader.buffer(),))
             except BlockingIOError:
                 reader.release()
+                lowat.wait_for(reader.missing)  # a large frame: wake when it is all there
                 await trio.lowlevel.wait_readable(sock)
                 continue
             if not n:
