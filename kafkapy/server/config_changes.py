@@ -184,3 +184,11 @@ def duplicate_resources(resources) -> set[tuple[int, str]]:
         k = (r.resource_type, r.resource_name)
         seen[k] = seen.get(k, 0) + 1
     return {k for k, n in seen.items() if n > 1}
+
+
+def refuse_duplicate(resource, duplicates: set[tuple[int, str]]) -> None:
+    """INVALID_REQUEST for a resource named more than once in one request, as Kafka answers."""
+    if (resource.resource_type, resource.resource_name) in duplicates:
+        raise ConfigChangeError(
+            ErrorCode.invalid_request, "Error due to duplicate resources in the request"
+        )

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..config_changes import ConfigChangeError, apply, current_configs, duplicate_resources
+from ..config_changes import (
+    ConfigChangeError,
+    apply,
+    current_configs,
+    duplicate_resources,
+    refuse_duplicate,
+)
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -26,10 +32,7 @@ async def handle(ctx, request):
     for res in request.resources:
         error, message = ErrorCode.none, None
         try:
-            if (res.resource_type, res.resource_name) in dups:
-                raise ConfigChangeError(
-                    ErrorCode.invalid_request, "Error due to duplicate resources in the request"
-                )
+            refuse_duplicate(res, dups)
             current_configs(broker, res.resource_type, res.resource_name)  # existence checks
             names = [c.name for c in res.configs]
             if len(set(names)) != len(names):

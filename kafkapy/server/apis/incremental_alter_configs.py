@@ -20,6 +20,7 @@ from ..config_changes import (
     current_configs,
     duplicate_resources,
     incremental,
+    refuse_duplicate,
 )
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
@@ -34,10 +35,7 @@ async def handle(ctx, request):
     for res in request.resources:
         error, message = ErrorCode.none, None
         try:
-            if (res.resource_type, res.resource_name) in dups:
-                raise ConfigChangeError(
-                    ErrorCode.invalid_request, "Error due to duplicate resources in the request"
-                )
+            refuse_duplicate(res, dups)
             current = current_configs(broker, res.resource_type, res.resource_name)
             ops = [(c.name, c.config_operation, c.value) for c in res.configs]
             new = incremental(broker, res.resource_type, current, ops)
