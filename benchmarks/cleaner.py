@@ -51,7 +51,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import fmt_values, pin
+from common import fmt_values, parse_sections, pin
 from common import progress as common_progress
 
 MiB = 1024 * 1024
@@ -87,10 +87,7 @@ class Settings:
 
     @classmethod
     def from_args(cls, a: argparse.Namespace) -> Settings:
-        only = tuple(a.only.split(",")) if a.only else SECTIONS
-        unknown = set(only) - set(SECTIONS)
-        if unknown:
-            raise SystemExit(f"unknown sections {sorted(unknown)}; known: {', '.join(SECTIONS)}")
+        only = parse_sections(a.only, SECTIONS)
         if a.quick:
             d = dict(repeat=3, mb=96, ceiling=256 * MiB, dirty=320, parts=2, seconds=4.0)
         else:

@@ -11,6 +11,15 @@ import sys
 import time
 
 
+def parse_sections(only: str | None, known: tuple[str, ...]) -> tuple[str, ...]:
+    """The sections named by --only (comma-separated), all of ``known`` without it."""
+    chosen = tuple(only.split(",")) if only else known
+    unknown = set(chosen) - set(known)
+    if unknown:
+        raise SystemExit(f"unknown sections {sorted(unknown)}; known: {', '.join(known)}")
+    return chosen
+
+
 def progress(msg: str, tag: str = "bench") -> None:
     """One timestamped progress line on stderr."""
     print(f"[{tag} {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)

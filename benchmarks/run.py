@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import latency
-from common import fmt, fmt_values, pin, progress
+from common import fmt, fmt_values, parse_sections, pin, progress
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from raw_produce import raw_produce
@@ -83,10 +83,7 @@ class Settings:
 
     @classmethod
     def from_args(cls, a: argparse.Namespace) -> Settings:
-        only = tuple(a.only.split(",")) if a.only else SECTIONS
-        unknown = set(only) - set(SECTIONS)
-        if unknown:
-            raise SystemExit(f"unknown sections {sorted(unknown)}; known: {', '.join(SECTIONS)}")
+        only = parse_sections(a.only, SECTIONS)
         if a.quick:
             return cls(True, a.repeat or 2, 1.5, 512 * MiB, 2.5, 1.5, 1024 * MiB, a.data_dir,
                        a.profile, only)
