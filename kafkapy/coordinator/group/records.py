@@ -15,201 +15,22 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from kafkapy.protocol.wire import DecodeError, read_uvarint, uvarint
+from kafkapy.coordinator import record_codec as codec
+from kafkapy.coordinator.record_codec import I16 as _I16
+from kafkapy.coordinator.record_codec import I32 as _I32
+from kafkapy.coordinator.record_codec import RecordFormatError, parse_versions
+from kafkapy.coordinator.record_codec import read_struct as _read_struct
+from kafkapy.coordinator.record_codec import write_struct as _write_struct
 from kafkapy.specs import spec_path
 
 SPEC_PATH = spec_path("consumer_offsets.json")
 
-_I8 = struct.Struct(">b")
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
-_FIXED = {"int8": _I8, "int16": _I16, "int32": _I32, "int64": _I64}
-
-
-def parse_versions(spec: str) -> tuple[int, int]:
-    """'N' -> (N, N); 'N+' -> (N, 32767); 'N-M' -> (N, M)."""
-    if spec.endswith("+"):
-        return int(spec[:-1]), 32767
-    if "-" in spec:
-        lo, hi = spec.split("-")
-        return int(lo), int(hi)
-    return int(spec), int(spec)
-
-
-def _in(version: int, spec: str) -> bool:
-    lo, hi = parse_versions(spec)
-    return lo <= version <= hi
+__all__ = ["RecordFormatError", "parse_versions"]
 
 
 @cache
 def spec() -> dict[str, Any]:
     return json.loads(SPEC_PATH.read_text())
-
-
-class RecordFormatError(DecodeError):
-    """A __consumer_offsets key or value that does not decode with the spec."""
-
-
-# -- generic struct codec ----------------------------------------------------------------------
-
-
-def _flexible_len(out: bytearray, n: int, flexible: bool, fixed: struct.Struct) -> None:
-    out += uvarint(n + 1) if flexible else fixed.pack(n)
-
-
-def _write_value(out: bytearray, f: dict, v: Any, structs: dict, version: int, flex: bool) -> None:
-    """One field's value (not its tag header)."""
-    t = f["type"]
-    if t in _FIXED:
-        out += _FIXED[t].pack(v)
-    elif t == "uuid":
-        out += v.bytes
-    elif t in ("[]int32", "[]string"):
-        items = v or []
-        _flexible_len(out, len(items), flex, _I32)
-        for item in items:
-            if t == "[]int32":
-                out += _I32.pack(item)
-            else:
-                raw = item.encode("utf-8")
-                _flexible_len(out, len(raw), flex, _I16)
-                out += raw
-    elif t in ("string", "bytes"):
-        if v is None:
-            if not f.get("nullable"):
-                raise ValueError(f"field {f['name']} is not nullable")
-            out += uvarint(0) if flex else (_I16 if t == "string" else _I32).pack(-1)
-            return
-        raw = v.encode("utf-8") if t == "string" else bytes(v)
-        if t == "string" and not flex and len(raw) > 32767:
-            raise ValueError(f"string field {f['name']} longer than 32767 bytes")
-        _flexible_len(out, len(raw), flex, _I16 if t == "string" else _I32)
-        out += raw
-    elif t.startswith("[]"):
-        items = v or []
-        _flexible_len(out, len(items), flex, _I32)
-        for item in items:
-            _write_struct(out, structs[t[2:]], structs, version, flex, item)
-    elif t in structs:  # a single struct: only as a tagged field (see _write_struct)
-        _write_struct(out, structs[t], structs, version, flex, v)
-    else:  # pragma: no cover - the spec test guards the types
-        raise ValueError(f"unknown field type {t}")
-
-
-def _write_struct(
-    out: bytearray, fields: list[dict], structs: dict, version: int, flexible: bool, values: dict
-) -> None:
-    tagged: list[tuple[int, bytes]] = []
-    for f in fields:
-        if not _in(version, f["versions"]):
-            continue
-        v = values.get(f["name"], f.get("default"))
-        if "tagged" in f:
-            if flexible and v is not None:  # tagged fields are written when not null
-                data = bytearray(uvarint(1) if f.get("nullable") else b"")
-                _write_value(data, f, v, structs, version, flexible)
-                tagged.append((f["tagged"], bytes(data)))
-            continue
-        _write_value(out, f, v, structs, version, flexible)
-    if flexible:
-        out += uvarint(len(tagged))
-        for tag, data in sorted(tagged):
-            out += uvarint(tag) + uvarint(len(data)) + data
-
-
-def _read_len(buf: memoryview, pos: int, flexible: bool, fixed: struct.Struct) -> tuple[int, int]:
-    if flexible:
-        n, pos = read_uvarint(buf, pos)
-        return n - 1, pos
-    (n,) = fixed.unpack_from(buf, pos)
-    return n, pos + fixed.size
-
-
-def _read_value(
-    buf: memoryview, pos: int, f: dict, structs: dict, version: int, flexible: bool
-) -> tuple[Any, int]:
-    t, name = f["type"], f["name"]
-    if t in _FIXED:
-        st = _FIXED[t]
-        return st.unpack_from(buf, pos)[0], pos + st.size
-    if t == "uuid":
-        if pos + 16 > len(buf):
-            raise RecordFormatError(f"truncated field {name}")
-        return uuid.UUID(bytes=bytes(buf[pos : pos + 16])), pos + 16
-    if t in ("[]int32", "[]string"):
-        n, pos = _read_len(buf, pos, flexible, _I32)
-        items: list[Any] = []
-        for _ in range(max(n, 0)):
-            if t == "[]int32":
-                items.append(_I32.unpack_from(buf, pos)[0])
-                pos += 4
-                continue
-            size, pos = _read_len(buf, pos, flexible, _I16)
-            if size < 0 or pos + size > len(buf):
-                raise RecordFormatError(f"bad string in {name}")
-            items.append(bytes(buf[pos : pos + size]).decode("utf-8"))
-            pos += size
-        return items, pos
-    if t in ("string", "bytes"):
-        n, pos = _read_len(buf, pos, flexible, _I16 if t == "string" else _I32)
-        if n < 0:
-            return None, pos
-        if pos + n > len(buf):
-            raise RecordFormatError(f"truncated field {name}")
-        raw = bytes(buf[pos : pos + n])
-        return (raw.decode("utf-8") if t == "string" else raw), pos + n
-    if t.startswith("[]"):
-        n, pos = _read_len(buf, pos, flexible, _I32)
-        items = []
-        for _ in range(max(n, 0)):
-            item, pos = _read_struct(buf, pos, structs[t[2:]], structs, version, flexible)
-            items.append(item)
-        return items, pos
-    if t in structs:
-        return _read_struct(buf, pos, structs[t], structs, version, flexible)
-    raise RecordFormatError(f"unknown field type {t}")
-
-
-def _read_struct(
-    buf: memoryview, pos: int, fields: list[dict], structs: dict, version: int, flexible: bool
-) -> tuple[dict, int]:
-    values: dict[str, Any] = {}
-    by_tag: dict[int, dict] = {}
-    try:
-        for f in fields:
-            name = f["name"]
-            if "tagged" in f or not _in(version, f["versions"]):
-                values[name] = f.get("default")
-                if "tagged" in f and _in(version, f["versions"]):
-                    by_tag[f["tagged"]] = f
-                continue
-            values[name], pos = _read_value(buf, pos, f, structs, version, flexible)
-        if flexible:
-            count, pos = read_uvarint(buf, pos)
-            for _ in range(count):
-                tag, pos = read_uvarint(buf, pos)
-                size, pos = read_uvarint(buf, pos)
-                end = pos + size
-                if end > len(buf):
-                    raise RecordFormatError("truncated tagged field")
-                f = by_tag.get(tag)
-                if f is not None:  # unknown tags are skipped
-                    start = pos
-                    if f.get("nullable"):
-                        present, start = read_uvarint(buf, start)
-                        if present <= 0:
-                            pos = end
-                            continue
-                    values[f["name"]], _ = _read_value(
-                        buf[:end], start, f, structs, version, flexible
-                    )
-                pos = end
-    except (struct.error, UnicodeDecodeError, DecodeError) as e:
-        if isinstance(e, RecordFormatError):
-            raise
-        raise RecordFormatError(str(e)) from None
-    return values, pos
 
 
 # -- keys and values ---------------------------------------------------------------------------
@@ -259,33 +80,15 @@ class GroupValue:
 
 
 def _encode_key(name: str, values: dict) -> bytes:
-    k = spec()["keys"][name]
-    version = k["write_version"]
-    out = bytearray(_I16.pack(version))
-    _write_struct(out, k["fields"], {}, version, False, values)
-    return bytes(out)
+    return codec.encode_key(spec(), name, values)
 
 
 def _encode_value(name: str, values: dict, version: int | None = None) -> bytes:
-    v = spec()["values"][name]
-    version = v["write_version"] if version is None else version
-    flexible = _in(version, v["flexible"])
-    out = bytearray(_I16.pack(version))
-    _write_struct(out, v["fields"], v.get("structs", {}), version, flexible, values)
-    return bytes(out)
+    return codec.encode_value(spec(), name, values, version)
 
 
 def _decode_value(name: str, data: bytes) -> dict:
-    v = spec()["values"][name]
-    buf = memoryview(data)
-    if len(buf) < 2:
-        raise RecordFormatError(f"{name} too short")
-    (version,) = _I16.unpack_from(buf, 0)
-    if not _in(version, v["versions"]):
-        raise RecordFormatError(f"unknown {name} version {version}")
-    flexible = _in(version, v["flexible"])
-    values, _ = _read_struct(buf, 2, v["fields"], v.get("structs", {}), version, flexible)
-    return values
+    return codec.decode_value(spec(), name, data)
 
 
 def offset_key(group: str, topic: str, partition: int) -> bytes:
@@ -341,19 +144,15 @@ def group_value(v: GroupValue) -> bytes:
 def decode_key(data: bytes) -> OffsetKey | GroupKey | ConsumerKey | None:
     """The key of a record; None for record kinds this coordinator does not know (share and
     streams groups, transactions)."""
-    buf = memoryview(data)
-    if len(buf) < 2:
-        raise RecordFormatError("key too short")
-    (version,) = _I16.unpack_from(buf, 0)
-    for name, k in spec()["keys"].items():
-        if _in(version, k["key_versions"]):
-            values, _ = _read_struct(buf, 2, k["fields"], {}, version, False)
-            if name == "OffsetCommitKey":
-                return OffsetKey(values["group"], values["topic"], values["partition"])
-            if name == "GroupMetadataKey":
-                return GroupKey(values["group"])
-            return ConsumerKey(name, values["group"], values.get("member_id"))
-    return None
+    got = codec.decode_key(spec(), data)
+    if got is None:
+        return None
+    name, values = got
+    if name == "OffsetCommitKey":
+        return OffsetKey(values["group"], values["topic"], values["partition"])
+    if name == "GroupMetadataKey":
+        return GroupKey(values["group"])
+    return ConsumerKey(name, values["group"], values.get("member_id"))
 
 
 # -- consumer-protocol (KIP-848) group records ---------------------------------------------------
