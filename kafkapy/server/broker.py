@@ -15,7 +15,7 @@ import signal
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -33,6 +33,9 @@ from .producer_ids import ProducerIdAllocator
 from .registry import load_all
 from .topics import TopicRegistry
 from .txn_verification import AcceptAllVerifier, TxnVerifier
+
+if TYPE_CHECKING:
+    from .txn_service import TxnService
 
 log = logging.getLogger("kafkapy.broker")
 
@@ -58,6 +61,7 @@ class Broker:
         self.topics: TopicRegistry | None = None
         self.producer_ids: ProducerIdAllocator | None = None
         self.groups: GroupService | None = None
+        self.txn: TxnService | None = None
         self.replicas: Any = None  # ReplicaManager in ZooKeeper mode, None when embedded
         self.bound_port: int | None = None
         # dynamic broker configs (/config/brokers/<id> and /config/brokers/<default>)
@@ -111,6 +115,10 @@ class Broker:
         self.config_listener.start()
         self.groups = GroupService(self)
         self.groups.start()
+        from .txn_service import TxnService  # imports the API modules (marker seam)
+
+        self.txn = TxnService(self)
+        self.txn.start()
 
     def _open_store(self) -> Any:
         """ZooKeeper when zookeeper.connect is set, else the embedded store in the first log dir."""
@@ -173,6 +181,7 @@ async def run_broker(config: BrokerConfig) -> None:
             if broker.replicas is not None:
                 await nursery.start(broker.replicas.run)
             await nursery.start(broker.groups.run)
+            await nursery.start(broker.txn.run)
             await nursery.start(broker.config_listener.run)
             await nursery.start(broker.serve)
             nursery.start_soon(run_log_maintenance, broker)

@@ -351,6 +351,14 @@ _OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "transaction.state.log.segment.bytes": ("transaction_state_log_segment_bytes", _int_parser(1)),
     "transactional.id.expiration.ms": ("transactional_id_expiration_ms", _int_parser(1)),
     "transaction.max.timeout.ms": ("transaction_max_timeout_ms", _int_parser(1)),
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": (
+        "transaction_abort_timed_out_transaction_cleanup_interval_ms",
+        _int_parser(1),
+    ),
+    "transaction.remove.expired.transaction.cleanup.interval.ms": (
+        "transaction_remove_expired_transaction_cleanup_interval_ms",
+        _int_parser(1),
+    ),
     "producer.id.expiration.ms": ("producer_id_expiration_ms", _int_parser(1)),
     "transaction.partition.verification.enable": (
         "transaction_partition_verification_enable",
@@ -442,8 +450,7 @@ group.coordinator.append.linger.ms
 group.share.enable group.share.max.groups group.share.max.size
 group.share.session.timeout.ms group.share.heartbeat.interval.ms group.share.record.lock.duration.ms
 group.consumer.offset.metadata.max.bytes offsets.load.buffer.size offsets.commit.required.acks
-transaction.abort.timed.out.transaction.cleanup.interval.ms
-transaction.remove.expired.transaction.cleanup.interval.ms transaction.state.log.load.buffer.size
+transaction.state.log.load.buffer.size
 transaction.two.phase.commit.enable
 unstable.api.versions.enable unstable.feature.versions.enable
 unstable.metadata.versions.enable inter.broker.protocol.version
@@ -562,6 +569,8 @@ class BrokerConfig:
     transaction_state_log_segment_bytes: int = 104857600
     transactional_id_expiration_ms: int = 604800000
     transaction_max_timeout_ms: int = 900000
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10000
+    transaction_remove_expired_transaction_cleanup_interval_ms: int = 3600000
     producer_id_expiration_ms: int = 86400000
     #: KIP-890: leaders ask the coordinator before a producer's first transactional write
     transaction_partition_verification_enable: bool = True

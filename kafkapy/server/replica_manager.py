@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkapy.replica_manager")
 
 OFFSETS_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
 
 
 def _raw(broker: Broker, key: str, default: str) -> str:
@@ -356,8 +357,7 @@ class ReplicaManager:
             log.info("%s-%d: leader with epoch %d isr %s", topic, p, state.leader_epoch, state.isr)
             plog.epoch_cache.assign(state.leader_epoch, plog.log_end_offset)
             self._unfollow(tp)
-            if topic == OFFSETS_TOPIC and self.broker.groups is not None:
-                self.broker.groups.on_leadership_change([p], [])
+            self._coordinator_leadership(topic, [p], [])
         elif change == "follower":
             log.info(
                 "%s-%d: follower of %d with epoch %d", topic, p, state.leader, state.leader_epoch
@@ -365,11 +365,23 @@ class ReplicaManager:
             self._unfollow(tp)
             if state.leader >= 0:
                 self._follow(tp, state.leader)
-            if was_leader and topic == OFFSETS_TOPIC and self.broker.groups is not None:
-                self.broker.groups.on_leadership_change([], [p])
+            if was_leader:
+                self._coordinator_leadership(topic, [], [p])
         if rp.is_leader:
             self.advance_hw(rp, plog)
         self.broker.appended.notify()
+
+    def _coordinator_leadership(self, topic: str, became: list[int], lost: list[int]) -> None:
+        """Tell the coordinator whose internal topic this is (group or transaction) that
+        leaderships of its partitions moved here or away."""
+        if topic == OFFSETS_TOPIC:
+            service = self.broker.groups
+        elif topic == TRANSACTION_STATE_TOPIC:
+            service = self.broker.txn
+        else:
+            return
+        if service is not None:
+            service.on_leadership_change(became, lost)
 
     def _follow(self, tp: tuple[str, int], leader: int) -> None:
         if self._nursery is None:
@@ -389,8 +401,8 @@ class ReplicaManager:
         StopReplica with delete."""
         self._unfollow((topic, p))
         rp = self.partitions.pop((topic, p), None)
-        if rp is not None and rp.is_leader and topic == OFFSETS_TOPIC and self.broker.groups:
-            self.broker.groups.on_leadership_change([], [p])
+        if rp is not None and rp.is_leader:
+            self._coordinator_leadership(topic, [], [p])
         self.broker.logs.delete_log(topic, p)
         log.info("%s-%d: not a replica here any more: stopped and deleted", topic, p)
         self.broker.appended.notify()

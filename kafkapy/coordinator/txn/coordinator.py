@@ -20,7 +20,7 @@ coordinator epoch. The server composes the steps (kafkapy.server.txn_service):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from kafkapy.protocol.errors import ErrorCode
@@ -350,11 +350,15 @@ class TxnCoordinator:
         return ErrorCode.none
 
     def complete_write(
-        self, prepared: Prepared, append_error: ErrorCode, *, keep_pending: bool = False
+        self,
+        prepared: Prepared,
+        append_error: ErrorCode,
+        *,
+        retry_on: Collection[ErrorCode] = (),
     ) -> ErrorCode:
         """The append of ``prepared`` finished (replicated, or failed with ``append_error``):
-        take the transition, or drop it (unless ``keep_pending``: the caller retries). Returns
-        the error to answer."""
+        take the transition, or drop it (unless the answer is in ``retry_on``: the caller
+        writes it again). Returns the error to answer."""
         error = append_error_to_response(ErrorCode(append_error))
         got = self.cache.get(prepared.transactional_id)
         if error == ErrorCode.none:
@@ -365,7 +369,7 @@ class TxnCoordinator:
             got.metadata.complete_transition(prepared.transit)
             return ErrorCode.none
         if isinstance(got, Entry) and got.coordinator_epoch == prepared.coordinator_epoch:
-            if not keep_pending:
+            if error not in retry_on:
                 got.metadata.abandon_transition()
         return error
 

@@ -1,6 +1,8 @@
 """API handlers, one module per Kafka API; importing this package registers them all."""
 
 from . import (  # noqa: F401
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     alter_client_quotas,
     alter_configs,
     alter_partition_reassignments,
@@ -19,7 +21,9 @@ from . import (  # noqa: F401
     describe_log_dirs,
     describe_producers,
     describe_topic_partitions,
+    describe_transactions,
     elect_leaders,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -30,6 +34,7 @@ from . import (  # noqa: F401
     list_groups,
     list_offsets,
     list_partition_reassignments,
+    list_transactions,
     metadata,
     offset_commit,
     offset_delete,

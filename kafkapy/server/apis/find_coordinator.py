@@ -1,12 +1,12 @@
 """FindCoordinator (key 10), versions 0-6.
 
-Key type 0 (GROUP): the coordinator of a group is the leader of partition
-abs(hashCode(group id)) % partitions of __consumer_offsets; with a single broker (or whichever
-broker leads that partition) this broker answers with its own advertised address. The topic is
-created on the first lookup (as Kafka does), and answered at once since creation here is
-synchronous. Key type 1 (TRANSACTION) is not served yet: COORDINATOR_NOT_AVAILABLE. Other key
-types: INVALID_REQUEST. v0-3 carry one key and a top-level answer (error message from v1); v4+
-carry a batch of coordinator_keys and one answer per key.
+The coordinator of a key is the leader of partition abs(hashCode(key)) % partitions of an
+internal topic: key type 0 (GROUP) a group id over __consumer_offsets, key type 1 (TRANSACTION)
+a transactional id over __transaction_state. The topic is created on the first lookup (as Kafka
+does) and, being created synchronously here, answered at once when its leader is known (in
+ZooKeeper mode the controller elects leaders shortly after: COORDINATOR_NOT_AVAILABLE until
+then, and clients retry). Other key types: INVALID_REQUEST. v0-3 carry one key and a top-level
+answer (error message from v1); v4+ carry a batch of coordinator_keys and one answer per key.
 """
 
 from __future__ import annotations
@@ -15,22 +15,20 @@ from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import service
 
 GROUP, TRANSACTION = 0, 1
+_TOPICS = {GROUP: "__consumer_offsets", TRANSACTION: "__transaction_state"}
 
 
 def _lookup(ctx, key: str, key_type: int) -> tuple[int, str | None, int, str, int]:
     """(error, message, node id, host, port) for one key."""
     broker = ctx.broker
-    if key_type == TRANSACTION:
-        return ErrorCode.coordinator_not_available, "no transaction coordinator", -1, "", -1
-    if key_type != GROUP:
+    if key_type not in _TOPICS:
         return ErrorCode.invalid_request, f"Unknown coordinator type: {key_type}", -1, "", -1
-    svc = service(ctx)
+    svc = broker.groups if key_type == GROUP else broker.txn
     if not svc.ensure_topic():
         return ErrorCode.coordinator_not_available, None, -1, "", -1
-    info = broker.topics.get("__consumer_offsets")
+    info = broker.topics.get(_TOPICS[key_type])
     partition = svc.coordinator.partition_for(key)
     state = info.states.get(partition) if info else None
     if state is None or state.leader < 0:

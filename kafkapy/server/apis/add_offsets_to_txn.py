@@ -1,0 +1,37 @@
+"""AddOffsetsToTxn (key 25), versions 0-4.
+
+A transactional producer about to commit a group's offsets in its transaction
+(send_offsets_to_transaction) adds the group's __consumer_offsets partition to the transaction,
+so that the markers also complete the offsets (the group's partition is
+abs(hashCode(group id)) % offsets.topic.num.partitions). Errors as AddPartitionsToTxn v0-3:
+INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2),
+CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS; COORDINATOR_NOT_AVAILABLE
+when __consumer_offsets cannot be created.
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+@api("AddOffsetsToTxn")
+async def handle(ctx, request):
+    broker = ctx.broker
+    if not broker.groups.ensure_topic():
+        err = ErrorCode.coordinator_not_available
+    else:
+        partition = broker.groups.coordinator.partition_for(request.group_id)
+        err = await broker.txn.add_partitions(
+            request.transactional_id,
+            request.producer_id,
+            request.producer_epoch,
+            [(OFFSETS_TOPIC, partition)],
+        )
+    if ctx.version < 2 and err == ErrorCode.producer_fenced:
+        err = ErrorCode.invalid_producer_epoch
+    return build(ctx.R.AddOffsetsToTxnResponse, throttle_time=THROTTLE_NONE, error_code=err)

@@ -1,0 +1,32 @@
+"""EndTxn (key 26), versions 0-4.
+
+Commit or abort the producer's transaction: PrepareCommit/PrepareAbort is written to
+__transaction_state (acks=all) and answered; the markers then go to every partition of the
+transaction (and the group offsets committed in it become visible or are dropped), after which
+CompleteCommit/CompleteAbort is written. A retried EndTxn of a finished transaction with the same
+result is answered NONE; while its markers are still being written CONCURRENT_TRANSACTIONS;
+ending with the other result, or with no transaction (Empty), INVALID_TXN_STATE.
+INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2), NOT_COORDINATOR,
+COORDINATOR_LOAD_IN_PROGRESS as for the other transaction APIs. v5 (KIP-890 part 2, an epoch bump
+per transaction) is not served: kafkapy finalizes no transaction.version, so clients use v4.
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+
+
+@api("EndTxn")
+async def handle(ctx, request):
+    err = await ctx.broker.txn.end_txn(
+        request.transactional_id,
+        request.producer_id,
+        request.producer_epoch,
+        bool(request.committed),
+    )
+    if ctx.version < 2 and err == ErrorCode.producer_fenced:
+        err = ErrorCode.invalid_producer_epoch
+    return build(ctx.R.EndTxnResponse, throttle_time=THROTTLE_NONE, error_code=err)

@@ -1,0 +1,39 @@
+"""ListTransactions (key 66), versions 0-1.
+
+The transactional ids this broker coordinates (an admin client asks every broker), with their
+producer id and state name, filtered by state names, producer ids and (v1) by running longer
+than ``duration_filter`` ms; unknown state names are echoed in ``unknown_state_filters``.
+COORDINATOR_LOAD_IN_PROGRESS while a __transaction_state partition is loading.
+"""
+
+from __future__ import annotations
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from .group_common import now_ms
+
+
+@api("ListTransactions")
+async def handle(ctx, request):
+    R = ctx.R
+    error, txns, unknown = ctx.broker.txn.coordinator.list_transactions(
+        {int(p) for p in request.producer_id_filters},
+        set(request.state_filters),
+        int(getattr(request, "duration_filter", -1)),
+        now_ms(),
+    )
+    return build(
+        R.ListTransactionsResponse,
+        throttle_time=THROTTLE_NONE,
+        error_code=error,
+        unknown_state_filters=tuple(unknown),
+        transaction_states=tuple(
+            build(
+                R.TransactionState,
+                transactional_id=t.transactional_id,
+                producer_id=t.producer_id,
+                transaction_state=t.state.display_name,
+            )
+            for t in txns
+        ),
+    )

@@ -1,0 +1,159 @@
+"""A coordinator's internal topic as its log: creating it, appends as the partition leader, and
+waiting for their replication (acks=all, as Kafka's coordinators write).
+
+``create_internal_topic`` creates the topic on first need (FindCoordinator), as Kafka does. With
+the embedded metadata store its replication factor is capped at the number of live brokers (one
+warning), since a lone broker could never create it otherwise.
+
+``InternalTopicLog(broker, topic)`` appends the records of one call as one batch (optionally a
+transactional batch of a producer, as transactional offset commits are) to a partition this
+broker leads, and returns a ``WriteMark`` (the leader epoch and the offset after the batch).
+``replicated(partition, mark, timeout)`` waits until the high watermark passes the mark
+(ZooKeeper mode; immediate with the embedded store, where the one replica is the ISR). Refusals
+before the append raise ``InternalAppendError`` with Kafka's produce error:
+NOT_LEADER_OR_FOLLOWER when the partition is not led here, NOT_ENOUGH_REPLICAS while its ISR is
+below the topic's min.insync.replicas. Callers map these (and REQUEST_TIMED_OUT,
+NOT_ENOUGH_REPLICAS_AFTER_APPEND after the append) to the coordinator errors clients expect.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kafkapy.metadata.models import TopicInfo
+from kafkapy.protocol.errors import ErrorCode
+from kafkapy.protocol.record_batch import (
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    Record,
+    RecordBatchError,
+    encode_batch,
+)
+from kafkapy.storage.errors import StorageError
+
+from .topics import TopicError
+
+if TYPE_CHECKING:
+    from .broker import Broker
+
+log = logging.getLogger("kafkapy.internal_topics")
+_warned_rf: set[tuple[int, str]] = set()
+
+
+def create_internal_topic(
+    broker: Broker, name: str, num_partitions: int, replication_factor: int, configs: dict[str, str]
+) -> TopicInfo | None:
+    """The internal topic ``name``, created now if it does not exist; None if it cannot be."""
+    info = broker.topics.get(name)
+    if info is not None:
+        return info
+    rf = replication_factor
+    if not broker.config.uses_zookeeper:
+        live = len(broker.cluster.list_brokers())
+        if rf > live:
+            if (broker.broker_id, name) not in _warned_rf:
+                _warned_rf.add((broker.broker_id, name))
+                log.warning(
+                    "replication factor %d of %s exceeds the %d live broker(s); creating it "
+                    "with replication factor %d",
+                    rf,
+                    name,
+                    live,
+                    live,
+                )
+            rf = max(live, 1)
+    try:
+        return broker.topics.create(name, num_partitions, rf, configs=configs)
+    except TopicError as e:
+        log.warning("cannot create %s: %s", name, e.message)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteMark:
+    leader_epoch: int
+    end_offset: int  # the offset after the written batch
+
+
+class InternalAppendError(Exception):
+    """An internal-topic write refused, with a produce error code."""
+
+    def __init__(self, error_code: int, message: str) -> None:
+        super().__init__(message)
+        self.error_code = ErrorCode(error_code)
+
+
+class InternalTopicLog:
+    def __init__(self, broker: Broker, topic: str) -> None:
+        self.broker = broker
+        self.topic = topic
+
+    def leader_epoch(self, partition: int) -> int | None:
+        """This broker's leader epoch for ``partition``; None if it does not lead it."""
+        topics = self.broker.topics
+        if topics.log(self.topic, partition) is None:
+            return None
+        replicas = self.broker.replicas
+        if replicas is not None:
+            rp = replicas.leader_partition(self.topic, partition)
+            return None if rp is None else rp.leader_epoch
+        info = topics.get(self.topic)
+        state = info.states.get(partition) if info is not None else None
+        if state is None or state.leader != self.broker.broker_id:
+            return None
+        return state.leader_epoch
+
+    def append(
+        self,
+        partition: int,
+        records: list[tuple[bytes, bytes | None]],
+        now_ms: int,
+        *,
+        producer_id: int = NO_PRODUCER_ID,
+        producer_epoch: int = NO_PRODUCER_EPOCH,
+        transactional: bool = False,
+        verification_guard: object | None = None,
+    ) -> WriteMark:
+        tp = f"{self.topic}-{partition}"
+        epoch = self.leader_epoch(partition)
+        plog = self.broker.topics.log(self.topic, partition)
+        if epoch is None or plog is None:
+            raise InternalAppendError(ErrorCode.not_leader_or_follower, f"not the leader of {tp}")
+        replicas = self.broker.replicas
+        if replicas is not None:
+            rp = replicas.leader_partition(self.topic, partition)
+            min_isr = replicas.min_isr(self.topic)
+            if rp is not None and len(rp.isr) < min_isr:
+                raise InternalAppendError(
+                    ErrorCode.not_enough_replicas,
+                    f"ISR {rp.isr} of {tp} is below min.insync.replicas {min_isr}",
+                )
+        batch = encode_batch(
+            [Record(0, now_ms, k, v) for k, v in records],
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            is_transactional=transactional,
+        )
+        try:
+            res = plog.append_as_leader(
+                batch, leader_epoch=epoch, now_ms=now_ms, verification_guard=verification_guard
+            )
+        except (StorageError, RecordBatchError) as e:
+            raise InternalAppendError(e.error_code, str(e)) from None
+        if replicas is not None:
+            replicas.after_leader_append(self.topic, partition)
+        self.broker.appended.notify()
+        return WriteMark(epoch, res.last_offset + 1)
+
+    async def replicated(self, partition: int, mark: WriteMark, timeout_s: float) -> ErrorCode:
+        """ErrorCode.none once the ISR has everything up to ``mark``; else the produce error
+        (REQUEST_TIMED_OUT, NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS_AFTER_APPEND)."""
+        replicas = self.broker.replicas
+        if replicas is None:
+            return ErrorCode.none
+        err = await replicas.await_replication(
+            self.topic, partition, mark.leader_epoch, mark.end_offset, timeout_s
+        )
+        return ErrorCode(err)
