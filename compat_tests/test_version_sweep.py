@@ -792,9 +792,48 @@ def check_init_producer_id(env: Env, v: int) -> None:
     p = pr.responses[0].partition_responses[0]
     assert ok(p.error_code) and p.base_offset == env.hw[1], p
     env.hw[1] += 1
-    # A transactional id is refused (no coordinator), not crashed on.
-    resp = env.request(make("InitProducerId", v, env, transactional_id="sweep-txn"))
-    assert resp.error_code == E.coordinator_not_available and resp.producer_id == -1
+    # A transactional id gets its own producer id from the transaction coordinator; a second
+    # instance bumps the epoch.
+    txn = f"sweep-init-{v}"
+    _find_txn_coordinator(env, txn)
+    first = env.request(make("InitProducerId", v, env, transactional_id=txn))
+    assert ok(first.error_code) and first.producer_epoch == 0, first
+    assert first.producer_id >= 0 and first.producer_id not in env.producer_ids
+    again = env.request(make("InitProducerId", v, env, transactional_id=txn))
+    assert (again.error_code, again.producer_id, again.producer_epoch) == (0, first.producer_id, 1)
+    bad = env.request(
+        make(
+            "InitProducerId",
+            v,
+            env,
+            transactional_id=txn,
+            transaction_timeout=datetime.timedelta(hours=1),
+        )
+    )
+    assert bad.error_code == E.invalid_transaction_timeout, bad
+    if v >= 3:  # KIP-360: a producer recovering with its current id and epoch keeps its id
+        rec = env.request(
+            make(
+                "InitProducerId",
+                v,
+                env,
+                transactional_id=txn,
+                producer_id=first.producer_id,
+                producer_epoch=1,
+            )
+        )
+        assert (rec.error_code, rec.producer_id, rec.producer_epoch) == (0, first.producer_id, 2)
+        stale = env.request(
+            make(
+                "InitProducerId",
+                v,
+                env,
+                transactional_id=txn,
+                producer_id=first.producer_id,
+                producer_epoch=0,
+            )
+        )
+        assert stale.error_code == (E.producer_fenced if v >= 4 else E.invalid_producer_epoch)
 
 
 def check_offset_for_leader_epoch(env: Env, v: int) -> None:
@@ -1192,15 +1231,261 @@ def check_find_coordinator(env: Env, v: int) -> None:
         assert (resp.node_id, resp.host, resp.port) == (env.node_id, host, int(port))
         if v >= 1:
             resp = env.request(make("FindCoordinator", v, env, key="tx", key_type=1))
-            assert resp.error_code == E.coordinator_not_available
+            assert ok(resp.error_code), resp
+            assert (resp.node_id, resp.host, resp.port) == (env.node_id, host, int(port))
+            resp = env.request(make("FindCoordinator", v, env, key="tx", key_type=3))
+            assert resp.error_code == E.invalid_request
         return
     resp = env.request(make("FindCoordinator", v, env, key_type=0, coordinator_keys=("g1", "g2")))
     assert [(c.key, c.error_code, c.node_id, c.port) for c in resp.coordinators] == [
         ("g1", 0, env.node_id, int(port)),
         ("g2", 0, env.node_id, int(port)),
     ]
-    resp = env.request(make("FindCoordinator", v, env, key_type=1, coordinator_keys=("tx",)))
-    assert resp.coordinators[0].error_code == E.coordinator_not_available
+    resp = env.request(make("FindCoordinator", v, env, key_type=1, coordinator_keys=("tx", "ty")))
+    assert [(c.key, c.error_code, c.node_id, c.port) for c in resp.coordinators] == [
+        ("tx", 0, env.node_id, int(port)),
+        ("ty", 0, env.node_id, int(port)),
+    ]
+
+
+def _find_txn_coordinator(env: Env, txn: str) -> None:
+    """The first transactional lookup creates __transaction_state."""
+    resp = env.request(make("FindCoordinator", 4, env, key_type=1, coordinator_keys=(txn,)))
+    assert ok(resp.coordinators[0].error_code), resp
+
+
+def _init_txn(env: Env, txn: str) -> tuple[int, int]:
+    _find_txn_coordinator(env, txn)
+    resp = env.request(make("InitProducerId", 5, env, transactional_id=txn))
+    assert ok(resp.error_code), resp
+    return resp.producer_id, resp.producer_epoch
+
+
+def _add_partitions(env: Env, txn: str, pid: int, epoch: int, partitions: dict[str, list[int]]):
+    resp = env.request(
+        make(
+            "AddPartitionsToTxn",
+            3,
+            env,
+            v3_and_below_transactional_id=txn,
+            v3_and_below_producer_id=pid,
+            v3_and_below_producer_epoch=epoch,
+            v3_and_below_topics=[
+                {"name": t, "partitions": tuple(ps)} for t, ps in partitions.items()
+            ],
+        )
+    )
+    return {
+        (t.name, r.partition_index): r.partition_error_code
+        for t in resp.results_by_topic_v3_and_below
+        for r in t.results_by_partition
+    }
+
+
+def _describe_txn(env: Env, txn: str) -> Any:
+    resp = env.request(make("DescribeTransactions", 0, env, transactional_ids=(txn,)))
+    (state,) = resp.transaction_states
+    return state
+
+
+def check_add_partitions_to_txn(env: Env, v: int) -> None:
+    txn = f"sweep-apt-{v}"
+    pid, epoch = _init_txn(env, txn)
+    if v < 4:
+
+        def add(partitions, epoch=epoch):
+            resp = env.request(
+                make(
+                    "AddPartitionsToTxn",
+                    v,
+                    env,
+                    v3_and_below_transactional_id=txn,
+                    v3_and_below_producer_id=pid,
+                    v3_and_below_producer_epoch=epoch,
+                    v3_and_below_topics=[{"name": t, "partitions": ps} for t, ps in partitions],
+                )
+            )
+            return {
+                (t.name, r.partition_index): r.partition_error_code
+                for t in resp.results_by_topic_v3_and_below
+                for r in t.results_by_partition
+            }
+
+        assert add([(SWEEP, (0, 1))]) == {(SWEEP, 0): 0, (SWEEP, 1): 0}
+        assert add([(SWEEP, (0,)), ("sweep-absent", (0,))]) == {
+            (SWEEP, 0): E.operation_not_attempted,
+            ("sweep-absent", 0): E.unknown_topic_or_partition,
+        }
+        fenced = E.producer_fenced if v >= 2 else E.invalid_producer_epoch
+        assert add([(SWEEP, (0,))], epoch=epoch + 1) == {(SWEEP, 0): fenced}
+        state = _describe_txn(env, txn)
+        assert state.transaction_state == "Ongoing"
+        assert [(t.topic, tuple(t.partitions)) for t in state.topics] == [(SWEEP, (0, 1))]
+        return
+    # v4+ (partition leaders): verification of two transactions in one request
+    other = f"sweep-apt-other-{v}"
+    opid, oepoch = _init_txn(env, other)
+    assert _add_partitions(env, txn, pid, epoch, {SWEEP: [0]}) == {(SWEEP, 0): 0}
+    resp = env.request(
+        make(
+            "AddPartitionsToTxn",
+            v,
+            env,
+            transactions=[
+                {
+                    "transactional_id": txn,
+                    "producer_id": pid,
+                    "producer_epoch": epoch,
+                    "verify_only": True,
+                    "topics": [{"name": SWEEP, "partitions": (0, 1)}],
+                },
+                {
+                    "transactional_id": other,
+                    "producer_id": opid,
+                    "producer_epoch": oepoch + 3,
+                    "verify_only": True,
+                    "topics": [{"name": SWEEP, "partitions": (0,)}],
+                },
+            ],
+        )
+    )
+    assert ok(resp.error_code), resp
+    got = {
+        (r.transactional_id, t.name, p.partition_index): p.partition_error_code
+        for r in resp.results_by_transaction
+        for t in r.topic_results
+        for p in t.results_by_partition
+    }
+    assert got == {
+        (txn, SWEEP, 0): 0,
+        (txn, SWEEP, 1): E.transaction_abortable,
+        (other, SWEEP, 0): E.producer_fenced,
+    }, got
+    # verification adds nothing (listed, not described: kio cannot read an Empty state's -1 start)
+    listed = env.request(
+        make("ListTransactions", 1, env, state_filters=(), producer_id_filters=(opid,))
+    )
+    assert [t.transaction_state for t in listed.transaction_states] == ["Empty"]
+
+
+def check_add_offsets_to_txn(env: Env, v: int) -> None:
+    txn, group = f"sweep-aot-{v}", f"sweep-aot-group-{v}"
+    pid, epoch = _init_txn(env, txn)
+    _find_coordinator(env, group)
+    spec = {"transactional_id": txn, "producer_id": pid, "group_id": group}
+    resp = env.request(make("AddOffsetsToTxn", v, env, producer_epoch=epoch, **spec))
+    assert ok(resp.error_code), resp
+    state = _describe_txn(env, txn)
+    assert state.transaction_state == "Ongoing"
+    assert [t.topic for t in state.topics] == ["__consumer_offsets"]
+    resp = env.request(make("AddOffsetsToTxn", v, env, producer_epoch=epoch - 1, **spec))
+    assert resp.error_code == (E.producer_fenced if v >= 2 else E.invalid_producer_epoch)
+    resp = env.request(
+        make("AddOffsetsToTxn", v, env, producer_epoch=epoch, **{**spec, "producer_id": pid + 1000})
+    )
+    assert resp.error_code == E.invalid_producer_id_mapping
+
+
+def _wait_txn_state(env: Env, txn: str, want: str) -> None:
+    deadline = time.monotonic() + 10
+    while True:
+        state = _describe_txn(env, txn).transaction_state
+        if state == want or time.monotonic() > deadline:
+            assert state == want
+            return
+        time.sleep(0.02)
+
+
+def check_end_txn(env: Env, v: int) -> None:
+    txn = f"sweep-end-{v}"
+    pid, epoch = _init_txn(env, txn)
+    spec = {"transactional_id": txn, "producer_id": pid, "producer_epoch": epoch}
+    resp = env.request(make("EndTxn", v, env, committed=True, **spec))
+    assert resp.error_code == E.invalid_txn_state, resp  # no transaction yet
+    assert _add_partitions(env, txn, pid, epoch, {SWEEP: [1]}) == {(SWEEP, 1): 0}
+    rec = [Record(offset=0, timestamp=NOW_MS + 3, key=None, value=f"txn-{v}".encode())]
+    batch = encode_batch(
+        rec, producer_id=pid, producer_epoch=epoch, base_sequence=0, is_transactional=True
+    )
+    pr = env.request(
+        make(
+            "Produce",
+            9,
+            env,
+            transactional_id=txn,
+            topic_data=[{"partition_data": [{"index": 1, "records": batch}]}],
+        )
+    )
+    p = pr.responses[0].partition_responses[0]
+    assert ok(p.error_code) and p.base_offset == env.hw[1], p
+    env.hw[1] += 2  # the record and the commit marker
+    resp = env.request(
+        make("EndTxn", v, env, committed=True, **{**spec, "producer_epoch": epoch + 1})
+    )
+    assert resp.error_code == (E.producer_fenced if v >= 2 else E.invalid_producer_epoch)
+    resp = env.request(make("EndTxn", v, env, committed=True, **spec))
+    assert ok(resp.error_code), resp
+    _wait_txn_state(env, txn, "CompleteCommit")
+    assert ok(env.request(make("EndTxn", v, env, committed=True, **spec)).error_code)  # a retry
+    resp = env.request(make("EndTxn", v, env, committed=False, **spec))
+    assert resp.error_code == E.invalid_txn_state
+
+
+def check_describe_transactions(env: Env, v: int) -> None:
+    txn = f"sweep-describe-{v}"
+    pid, epoch = _init_txn(env, txn)
+    _add_partitions(env, txn, pid, epoch, {SWEEP: [1, 0]})
+    resp = env.request(
+        make("DescribeTransactions", v, env, transactional_ids=(txn, "sweep-unknown-txn", ""))
+    )
+    s, unknown, empty = resp.transaction_states
+    assert ok(s.error_code), s
+    assert (s.transactional_id, s.transaction_state, s.producer_id, s.producer_epoch) == (
+        txn,
+        "Ongoing",
+        pid,
+        epoch,
+    )
+    assert s.transaction_timeout == datetime.timedelta(seconds=60)
+    assert abs(s.transaction_start_time.timestamp() - time.time()) < 60
+    assert [(t.topic, tuple(t.partitions)) for t in s.topics] == [(SWEEP, (0, 1))]
+    assert unknown.error_code == E.transactional_id_not_found
+    assert empty.error_code == E.invalid_request
+
+
+def check_list_transactions(env: Env, v: int) -> None:
+    txn = f"sweep-list-{v}"
+    pid, epoch = _init_txn(env, txn)
+    _add_partitions(env, txn, pid, epoch, {SWEEP: [0]})
+    resp = env.request(
+        make(
+            "ListTransactions",
+            v,
+            env,
+            state_filters=("Ongoing", "Bogus"),
+            producer_id_filters=(pid,),
+        )
+    )
+    assert ok(resp.error_code), resp
+    assert [
+        (t.transactional_id, t.producer_id, t.transaction_state) for t in resp.transaction_states
+    ] == [(txn, pid, "Ongoing")]
+    assert tuple(resp.unknown_state_filters) == ("Bogus",)
+    resp = env.request(make("ListTransactions", v, env, state_filters=(), producer_id_filters=()))
+    listed = {t.transactional_id: t.transaction_state for t in resp.transaction_states}
+    assert listed[txn] == "Ongoing"
+    if v >= 1:  # Ongoing for more than an hour: none (the filter compares start times)
+        resp = env.request(
+            make(
+                "ListTransactions",
+                v,
+                env,
+                state_filters=("Ongoing",),
+                producer_id_filters=(),
+                duration_filter=3_600_000,
+            )
+        )
+        assert resp.transaction_states == ()
 
 
 def check_join_group(env: Env, v: int) -> None:
@@ -1785,6 +2070,11 @@ CHECKS = {
     "DeleteTopics": check_delete_topics,
     "DeleteRecords": check_delete_records,
     "InitProducerId": check_init_producer_id,
+    "AddPartitionsToTxn": check_add_partitions_to_txn,
+    "AddOffsetsToTxn": check_add_offsets_to_txn,
+    "EndTxn": check_end_txn,
+    "DescribeTransactions": check_describe_transactions,
+    "ListTransactions": check_list_transactions,
     "OffsetForLeaderEpoch": check_offset_for_leader_epoch,
     "DescribeConfigs": check_describe_configs,
     "CreatePartitions": check_create_partitions,

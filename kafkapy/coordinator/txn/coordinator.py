@@ -64,10 +64,11 @@ class ListedTxn:
 class DescribedTxn:
     producer_id: int
     producer_epoch: int
-    state: TxnState
+    state: TxnState | None
     timeout_ms: int
-    start_ms: int
+    start_ms: int  # -1: no transaction started
     partitions: frozenset[TopicPartition]
+    error: ErrorCode = ErrorCode.none
 
 
 # Kafka's mapping of a failed __transaction_state append to what the client is told

@@ -20,26 +20,21 @@ from ..responses import THROTTLE_NONE, build
 UTC = datetime.UTC
 
 
-def _state(R, txn_id: str, got):
-    if isinstance(got, ErrorCode):
-        got, error = None, got
-    else:
-        error = ErrorCode.none
-    assert got is None or isinstance(got, DescribedTxn)
+def _state(R, txn_id: str, got: DescribedTxn | ErrorCode):
+    if isinstance(got, ErrorCode):  # Kafka leaves the other fields at their zero defaults
+        got = DescribedTxn(0, 0, None, 0, 0, frozenset(), error=got)
     by_topic: dict[str, list[int]] = {}
-    for topic, p in sorted(got.partitions if got else ()):
+    for topic, p in sorted(got.partitions):
         by_topic.setdefault(topic, []).append(p)
     return build(
         R.TransactionState,
-        error_code=error,
+        error_code=got.error,
         transactional_id=txn_id,
-        transaction_state=got.state.display_name if got else "",
-        transaction_timeout=datetime.timedelta(milliseconds=got.timeout_ms if got else 0),
-        transaction_start_time=datetime.datetime.fromtimestamp(
-            (got.start_ms if got else -1) / 1000, tz=UTC
-        ),
-        producer_id=got.producer_id if got else -1,
-        producer_epoch=got.producer_epoch if got else -1,
+        transaction_state=got.state.display_name if got.state is not None else "",
+        transaction_timeout=datetime.timedelta(milliseconds=got.timeout_ms),
+        transaction_start_time=datetime.datetime.fromtimestamp(got.start_ms / 1000, tz=UTC),
+        producer_id=got.producer_id,
+        producer_epoch=got.producer_epoch,
         topics=tuple(
             build(R.TopicData, topic=topic, partitions=tuple(ps)) for topic, ps in by_topic.items()
         ),
