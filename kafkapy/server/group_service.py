@@ -12,7 +12,7 @@ it cannot do itself:
   SyncGroup handlers answer only after ``replicated(group)`` saw the high watermark pass everything
   written to the group's partition so far (also what a load read: Kafka's last written offset),
   within offsets.commit.timeout.ms. A failure is answered with Kafka's mapping
-  (coordinator.append_error_to_response_error): REQUEST_TIMED_OUT and
+  (state.append_error_to_response_error): REQUEST_TIMED_OUT and
   NOT_ENOUGH_REPLICAS(_AFTER_APPEND) become COORDINATOR_NOT_AVAILABLE, a leadership change
   NOT_COORDINATOR. The in-memory state is not rolled back (nor is it in Kafka after a timeout:
   the records are on the leader's log); a new coordinator reloads what the log kept;
@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from kafkapy.coordinator.group import CoordinatorConfig, GroupCoordinator, Pending
-from kafkapy.coordinator.group.coordinator import append_error_to_response_error
-from kafkapy.coordinator.group.modern import RegistryTopics
+from kafkapy.coordinator.group.state import append_error_to_response_error
+from kafkapy.coordinator.group.topics import RegistryTopics
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.record_batch import Record, decode_records, encode_batch, iter_batches
 from kafkapy.storage.log import PartitionLog
