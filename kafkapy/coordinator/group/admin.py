@@ -20,7 +20,7 @@ from .classic import ClassicGroup, GroupState
 from .classic_rebalance import ClassicRebalance
 from .consumer import Assignment, ConsumerGroup
 from .consumer_sessions import ConsumerSessions
-from .state import CoordinatorState, Group, Records, valid_group_id
+from .state import CoordinatorState, Group, Records
 
 S = GroupState
 
@@ -64,13 +64,11 @@ class ListedGroup:
     group_type: str
 
 
+@dataclass(slots=True)
 class GroupAdmin:
-    def __init__(
-        self, state: CoordinatorState, rebalance: ClassicRebalance, sessions: ConsumerSessions
-    ) -> None:
-        self.state = state
-        self.rebalance = rebalance
-        self.sessions = sessions
+    state: CoordinatorState
+    rebalance: ClassicRebalance
+    sessions: ConsumerSessions
 
     def list_groups(
         self, states: set[str] | None = None, types: set[str] | None = None
@@ -98,9 +96,7 @@ class GroupAdmin:
         return err, out
 
     def describe_group(self, group_id: str) -> GroupDescription:
-        if not valid_group_id(group_id):
-            return GroupDescription(E.invalid_group_id, group_id)
-        err = self.state.partition_error(group_id)
+        err = self.state.group_error(group_id)
         if err:
             return GroupDescription(err, group_id)
         group = self.state.groups.get(group_id)
@@ -157,10 +153,7 @@ class GroupAdmin:
     def delete_groups(self, group_ids: list[str], now_ms: int) -> dict[str, int]:
         result: dict[str, int] = {}
         for gid in group_ids:
-            if not valid_group_id(gid):
-                result[gid] = E.invalid_group_id
-                continue
-            err = self.state.partition_error(gid)
+            err = self.state.group_error(gid)
             if err:
                 result[gid] = err
                 continue

@@ -11,6 +11,7 @@ are served by the consumer group for a consumer group (``classic_members``).
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from kafkapy.protocol.errors import ErrorCode as E
 
@@ -19,22 +20,17 @@ from .classic_members import ClassicMembersOfConsumerGroups
 from .classic_rebalance import ClassicRebalance
 from .consumer import ConsumerGroup
 from .member_checks import validate_classic_member
-from .state import CoordinatorState, valid_group_id
+from .state import CoordinatorState
 
 S = GroupState
 log = logging.getLogger("kafkapy.coordinator.group")
 
 
+@dataclass(slots=True)
 class ClassicHeartbeat:
-    def __init__(
-        self,
-        state: CoordinatorState,
-        rebalance: ClassicRebalance,
-        classic_members: ClassicMembersOfConsumerGroups,
-    ) -> None:
-        self.state = state
-        self.rebalance = rebalance
-        self.classic_members = classic_members
+    state: CoordinatorState
+    rebalance: ClassicRebalance
+    classic_members: ClassicMembersOfConsumerGroups
 
     def heartbeat(
         self,
@@ -44,9 +40,7 @@ class ClassicHeartbeat:
         group_instance_id: str | None,
         now_ms: int,
     ) -> int:
-        if not valid_group_id(group_id):
-            return E.invalid_group_id
-        err = self.state.partition_error(group_id)
+        err = self.state.group_error(group_id)
         if err == E.coordinator_load_in_progress:
             return E.none  # the group is still loading: answer blindly
         if err:
@@ -76,9 +70,7 @@ class ClassicHeartbeat:
         self, group_id: str, members: list[tuple[str, str | None]], now_ms: int
     ) -> tuple[int, list[int]]:
         """Return (group-level error, one error per leaving member)."""
-        if not valid_group_id(group_id):
-            return E.invalid_group_id, []
-        err = self.state.partition_error(group_id)
+        err = self.state.group_error(group_id)
         if err:
             return err, []
         group = self.state.groups.get(group_id)

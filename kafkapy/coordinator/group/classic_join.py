@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import dataclass
 
 from kafkapy.protocol.errors import ErrorCode as E
 
@@ -32,22 +33,17 @@ from .classic_rebalance import ClassicRebalance
 from .consumer import ConsumerGroup
 from .member_checks import validate_classic_member
 from .pending import Pending
-from .state import CoordinatorState, valid_group_id
+from .state import CoordinatorState
 
 S = GroupState
 log = logging.getLogger("kafkapy.coordinator.group")
 
 
+@dataclass(slots=True)
 class ClassicJoin:
-    def __init__(
-        self,
-        state: CoordinatorState,
-        rebalance: ClassicRebalance,
-        classic_members: ClassicMembersOfConsumerGroups,
-    ) -> None:
-        self.state = state
-        self.rebalance = rebalance
-        self.classic_members = classic_members
+    state: CoordinatorState
+    rebalance: ClassicRebalance
+    classic_members: ClassicMembersOfConsumerGroups
 
     def join_group(self, r: JoinRequest, now_ms: int) -> Pending[JoinResult]:
         answer: Pending[JoinResult] = Pending()
@@ -56,9 +52,7 @@ class ClassicJoin:
         def fail(error: int, member_id: str = r.member_id) -> Pending[JoinResult]:
             return Pending.completed(JoinResult(error, member_id=member_id))
 
-        if not valid_group_id(r.group_id):
-            return fail(E.invalid_group_id)
-        err = state.partition_error(r.group_id)
+        err = state.group_error(r.group_id)
         if err:
             return fail(err)
         if not (

@@ -31,6 +31,7 @@ FENCED_INSTANCE_ID for a static member known under another member id.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from kafkapy.protocol.errors import ErrorCode as E
 
@@ -45,13 +46,11 @@ from .state import CoordinatorState
 log = logging.getLogger("kafkapy.coordinator.group")
 
 
+@dataclass(slots=True)
 class ClassicMembersOfConsumerGroups:
-    def __init__(
-        self, state: CoordinatorState, updates: MemberUpdates, sessions: ConsumerSessions
-    ) -> None:
-        self.state = state
-        self.updates = updates
-        self.sessions = sessions
+    state: CoordinatorState
+    updates: MemberUpdates
+    sessions: ConsumerSessions
 
     # ==== JoinGroup ===========================================================================
     def join(self, group: ConsumerGroup, r: JoinRequest, now_ms: int) -> JoinResult:

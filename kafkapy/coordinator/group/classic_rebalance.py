@@ -16,6 +16,7 @@ for the join phase, ("sync", group) for the sync phase.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 
 from kafkapy.protocol.errors import ErrorCode as E
 
@@ -33,11 +34,11 @@ def classic_is_unused(group: ClassicGroup) -> bool:
     return group.is_in(S.EMPTY, S.DEAD) and not group.members and not group.pending_members
 
 
+@dataclass(slots=True)
 class ClassicRebalance:
-    def __init__(self, state: CoordinatorState) -> None:
-        self.state = state
-        # groups in their initial delay -> what remains of their rebalance timeout after it
-        self._initial_remaining: dict[str, int] = {}
+    state: CoordinatorState
+    # groups in their initial delay -> what remains of their rebalance timeout after it
+    _initial_remaining: dict[str, int] = field(default_factory=dict, init=False)
 
     # ---- sessions ----------------------------------------------------------------------------
     def schedule_heartbeat(

@@ -12,6 +12,8 @@ partition loads the answer is REBALANCE_IN_PROGRESS: the rebalance state is gone
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kafkapy.protocol.errors import ErrorCode as E
 
 from .classic import ClassicGroup, GroupState, SyncResult
@@ -20,21 +22,16 @@ from .classic_rebalance import ClassicRebalance
 from .consumer import ConsumerGroup
 from .member_checks import validate_classic_member
 from .pending import Pending
-from .state import CoordinatorState, valid_group_id
+from .state import CoordinatorState
 
 S = GroupState
 
 
+@dataclass(slots=True)
 class ClassicSync:
-    def __init__(
-        self,
-        state: CoordinatorState,
-        rebalance: ClassicRebalance,
-        classic_members: ClassicMembersOfConsumerGroups,
-    ) -> None:
-        self.state = state
-        self.rebalance = rebalance
-        self.classic_members = classic_members
+    state: CoordinatorState
+    rebalance: ClassicRebalance
+    classic_members: ClassicMembersOfConsumerGroups
 
     def sync_group(
         self,
@@ -50,9 +47,7 @@ class ClassicSync:
         def fail(error: int) -> Pending[SyncResult]:
             return Pending.completed(SyncResult(error))
 
-        if not valid_group_id(group_id):
-            return fail(E.invalid_group_id)
-        err = self.state.partition_error(group_id)
+        err = self.state.group_error(group_id)
         if err == E.coordinator_load_in_progress:
             # the rebalance state is gone with the load: start over at JoinGroup
             return fail(E.rebalance_in_progress)

@@ -10,6 +10,7 @@ the migration policy allows it.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from kafkapy.protocol.errors import ErrorCode as E
 
@@ -22,13 +23,11 @@ from .state import CoordinatorState
 log = logging.getLogger("kafkapy.coordinator.group")
 
 
+@dataclass(slots=True)
 class ConsumerFencing:
-    def __init__(
-        self, state: CoordinatorState, sessions: ConsumerSessions, migration: Migration
-    ) -> None:
-        self.state = state
-        self.sessions = sessions
-        self.migration = migration
+    state: CoordinatorState
+    sessions: ConsumerSessions
+    migration: Migration
 
     def fence_member(
         self, group: ConsumerGroup, member: ConsumerMember, now_ms: int, why: str

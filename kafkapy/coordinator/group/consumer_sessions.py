@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from .consumer import ConsumerGroup, ConsumerMember, MemberState
 from .state import CoordinatorState
@@ -35,10 +36,10 @@ def _not_wired(group: ConsumerGroup, member: ConsumerMember, now_ms: int, why: s
     raise RuntimeError("ConsumerSessions.fence is not set")
 
 
+@dataclass(slots=True)
 class ConsumerSessions:
-    def __init__(self, state: CoordinatorState) -> None:
-        self.state = state
-        self.fence: FenceMember = _not_wired
+    state: CoordinatorState
+    fence: FenceMember = _not_wired  # set by the coordinator: ConsumerFencing.fence_member
 
     def schedule_session(
         self, gid: str, mid: str, now_ms: int, timeout_ms: int | None = None

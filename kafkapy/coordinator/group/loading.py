@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from . import records as rec
@@ -28,18 +29,12 @@ S = GroupState
 log = logging.getLogger("kafkapy.coordinator.group")
 
 
+@dataclass(slots=True)
 class PartitionLoader:
-    def __init__(
-        self,
-        state: CoordinatorState,
-        rebalance: ClassicRebalance,
-        sessions: ConsumerSessions,
-        expiry: OffsetExpiry,
-    ) -> None:
-        self.state = state
-        self.rebalance = rebalance
-        self.sessions = sessions
-        self.expiry = expiry
+    state: CoordinatorState
+    rebalance: ClassicRebalance
+    sessions: ConsumerSessions
+    expiry: OffsetExpiry
 
     def begin_loading(self, partitions: Iterable[int]) -> None:
         self.state.loading.update(partitions)

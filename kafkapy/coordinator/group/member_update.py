@@ -71,10 +71,10 @@ class MemberUpdate:
     current_changed: bool
 
 
+@dataclass(slots=True)
 class MemberUpdates:
-    def __init__(self, state: CoordinatorState, sessions: ConsumerSessions) -> None:
-        self.state = state
-        self.sessions = sessions
+    state: CoordinatorState
+    sessions: ConsumerSessions
 
     def plan(
         self,

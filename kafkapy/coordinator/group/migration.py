@@ -41,6 +41,7 @@ group a consumer group until the next member of the consumer protocol is fenced.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from kafkapy.protocol.errors import ErrorCode as E
 
@@ -159,15 +160,13 @@ def classic_group_from_consumer(
 # -- the coordinator's side --------------------------------------------------------------------
 
 
+@dataclass(slots=True)
 class Migration:
     """Upgrade and downgrade of a group, over the coordinator's shared state."""
 
-    def __init__(
-        self, state: CoordinatorState, rebalance: ClassicRebalance, sessions: ConsumerSessions
-    ) -> None:
-        self.state = state
-        self.rebalance = rebalance
-        self.sessions = sessions
+    state: CoordinatorState
+    rebalance: ClassicRebalance
+    sessions: ConsumerSessions
 
     def upgrade(
         self, classic: ClassicGroup

@@ -79,22 +79,14 @@ def _is_subset(owned: Assignment | None, assigned: Assignment) -> bool:
     return all(ps <= assigned.get(t, set()) for t, ps in owned.items())
 
 
+@dataclass(slots=True)
 class ConsumerGroupHeartbeat:
-    def __init__(
-        self,
-        state: CoordinatorState,
-        updates: MemberUpdates,
-        sessions: ConsumerSessions,
-        fencing: ConsumerFencing,
-        migration: Migration,
-        rebalance: ClassicRebalance,
-    ) -> None:
-        self.state = state
-        self.updates = updates
-        self.sessions = sessions
-        self.fencing = fencing
-        self.migration = migration
-        self.rebalance = rebalance
+    state: CoordinatorState
+    updates: MemberUpdates
+    sessions: ConsumerSessions
+    fencing: ConsumerFencing
+    migration: Migration
+    rebalance: ClassicRebalance
 
     def heartbeat(self, r: HeartbeatRequest, now_ms: int) -> HeartbeatResult:
         err, msg = self._validate_heartbeat(r)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from . import consumer_records as crec
 from . import records as rec
@@ -27,10 +28,10 @@ log = logging.getLogger("kafkapy.coordinator.group")
 RETENTION_TIMER = ("retention",)
 
 
+@dataclass(slots=True)
 class OffsetExpiry:
-    def __init__(self, state: CoordinatorState, drop_group: Callable[[Group, int], None]) -> None:
-        self.state = state
-        self.drop_group = drop_group
+    state: CoordinatorState
+    drop_group: Callable[[Group, int], None]
 
     def ensure_timer(self, now_ms: int) -> None:
         if RETENTION_TIMER not in self.state.timers:

@@ -33,7 +33,7 @@ from .classic import ClassicGroup, GroupState, OffsetAndMetadata
 from .classic_rebalance import ClassicRebalance
 from .consumer import ConsumerGroup
 from .member_checks import check_classic_commit, check_consumer_commit
-from .state import CoordinatorState, Records, valid_group_id
+from .state import CoordinatorState, Records
 
 S = GroupState
 
@@ -47,10 +47,10 @@ class CommitOffset:
     metadata: str | None = ""
 
 
+@dataclass(slots=True)
 class GroupOffsets:
-    def __init__(self, state: CoordinatorState, rebalance: ClassicRebalance) -> None:
-        self.state = state
-        self.rebalance = rebalance
+    state: CoordinatorState
+    rebalance: ClassicRebalance
 
     # ---- OffsetCommit --------------------------------------------------------------------------
     def commit(
@@ -71,9 +71,7 @@ class GroupOffsets:
         def all_(error: int) -> dict[TopicPartition, int]:
             return dict.fromkeys(offsets, error)
 
-        if not valid_group_id(group_id):
-            return all_(E.invalid_group_id)
-        err = state.partition_error(group_id)
+        err = state.group_error(group_id)
         if err:
             return all_(err)
         group = state.groups.get(group_id)
@@ -139,9 +137,7 @@ class GroupOffsets:
         ``require_stable`` matters only with pending transactional commits, which do not exist
         before the transaction coordinator does. ``member_id``/``member_epoch`` (OffsetFetch v9)
         are checked for consumer groups, as Kafka does: UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH."""
-        if not valid_group_id(group_id):
-            return E.invalid_group_id, []
-        err = self.state.partition_error(group_id)
+        err = self.state.group_error(group_id)
         if err:
             return err, []
         group = self.state.groups.get(group_id)
@@ -168,9 +164,7 @@ class GroupOffsets:
         (GROUP_SUBSCRIBED_TO_TOPIC otherwise); a classic group of another protocol type than
         "consumer" must be empty (NON_EMPTY_GROUP)."""
         state = self.state
-        if not valid_group_id(group_id):
-            return E.invalid_group_id, {}
-        err = state.partition_error(group_id)
+        err = state.group_error(group_id)
         if err:
             return err, {}
         group = state.groups.get(group_id)

@@ -91,6 +91,12 @@ class CoordinatorState:
             return E.not_coordinator
         return E.none
 
+    def group_error(self, group_id: str) -> int:
+        """INVALID_GROUP_ID, or the group's partition error (loading, not owned), or NONE."""
+        if not valid_group_id(group_id):
+            return E.invalid_group_id
+        return self.partition_error(group_id)
+
     def owns(self, group_id: str) -> bool:
         return self.partition_for(group_id) in self.owned
 
