@@ -1,28 +1,21 @@
-"""The group coordinator's place in the broker: its log, its timer task, waiting for answers.
+"""The group coordinator's place in the broker: its topic, its leaderships, its timer task, and
+waiting for answers.
 
 `GroupService` owns the sans-io `GroupCoordinator` (kafkapy.coordinator.group) and gives it what
 it cannot do itself:
 
-- a log: records are appended to the __consumer_offsets partition of the group, as one batch per
-  call, before the coordinator changes its state or answers (so acknowledged commits are on the
-  log: they survive kill -9; fsync follows the broker's log.flush.* settings, as in Kafka);
-- replication (ZooKeeper mode): writes are acks=all, as Kafka's coordinator makes them. Only the
-  partition's leader appends (else NOT_COORDINATOR), not while its ISR is smaller than
-  min.insync.replicas of __consumer_offsets (COORDINATOR_NOT_AVAILABLE); and the OffsetCommit and
-  SyncGroup handlers answer only after ``replicated(group)`` saw the high watermark pass everything
-  written to the group's partition so far (also what a load read: Kafka's last written offset),
-  within offsets.commit.timeout.ms. A failure is answered with Kafka's mapping
-  (coordinator.append_error_to_response_error): REQUEST_TIMED_OUT and
-  NOT_ENOUGH_REPLICAS(_AFTER_APPEND) become COORDINATOR_NOT_AVAILABLE, a leadership change
-  NOT_COORDINATOR. The in-memory state is not rolled back (nor is it in Kafka after a timeout:
-  the records are on the leader's log); a new coordinator reloads what the log kept;
+- a log: ``offsets_log.ConsumerOffsetsLog`` appends its records to __consumer_offsets (acks=all
+  in ZooKeeper mode), and ``replicated(group)`` waits until they reached the ISR: the OffsetCommit
+  and SyncGroup handlers answer only after that;
 - the topic: __consumer_offsets is created on first need (FindCoordinator), with
   offsets.topic.num.partitions partitions, cleanup.policy=compact and
   segment.bytes=offsets.topic.segment.bytes. With the embedded metadata store the replication
   factor is capped at the number of live brokers (one warning), since a lone broker could never
   create it otherwise;
 - loading: at start every partition of the topic this broker leads is marked loading (requests
-  get COORDINATOR_LOAD_IN_PROGRESS), then read back in a worker thread and replayed;
+  get COORDINATOR_LOAD_IN_PROGRESS), then read back in a worker thread and replayed; in ZooKeeper
+  mode, partitions whose leadership this broker gains are loaded the same way, and those it loses
+  forgotten;
 - time: one task sleeps until the coordinator's next deadline, or until a handler changed
   something (`kick`), then fires the due timers;
 - waiting: JoinGroup and SyncGroup handlers `await wait(pending)`, which returns once the
@@ -38,12 +31,11 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from kafkapy.coordinator.group import CoordinatorConfig, GroupCoordinator, Pending
-from kafkapy.coordinator.group.coordinator import append_error_to_response_error
-from kafkapy.coordinator.group.modern import RegistryTopics
+from kafkapy.coordinator.group.topics import RegistryTopics
+from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
-from kafkapy.protocol.record_batch import Record, decode_records, encode_batch, iter_batches
-from kafkapy.storage.log import PartitionLog
 
+from .offsets_log import ConsumerOffsetsLog, read_log_records
 from .topics import TopicError
 
 if TYPE_CHECKING:
@@ -51,8 +43,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kafkapy.groups")
 
-OFFSETS_TOPIC = "__consumer_offsets"
-READ_CHUNK = 1 << 20
+__all__ = ["OFFSETS_TOPIC", "GroupService"]
 
 
 def _now_ms() -> int:
@@ -61,36 +52,10 @@ def _now_ms() -> int:
     return now_ms()
 
 
-def read_log_records(plog: PartitionLog) -> list[tuple[bytes, bytes | None]]:
-    """Every (key, value) of a partition log in offset order (control batches skipped)."""
-    out: list[tuple[bytes, bytes | None]] = []
-    offset = plog.log_start_offset
-    end = plog.log_end_offset
-    while offset < end:
-        data = plog.read_bytes(offset, READ_CHUNK)
-        if not data:
-            break
-        view = memoryview(data)
-        for pos, h in iter_batches(data):
-            if not h.is_control:
-                for r in decode_records(view[pos : pos + h.size]):
-                    if r.key is not None:
-                        out.append((r.key, r.value))
-            offset = h.next_offset
-    return out
-
-
-class AppendError(Exception):
-    """A __consumer_offsets write refused before the append, with a produce error code."""
-
-    def __init__(self, error_code: int, message: str) -> None:
-        super().__init__(message)
-        self.error_code = int(error_code)
-
-
 class GroupService:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
+        self.log = ConsumerOffsetsLog(broker)
         c = broker.config
         self.coordinator = GroupCoordinator(
             CoordinatorConfig(
@@ -108,14 +73,12 @@ class GroupService:
                 consumer_max_size=c.group_consumer_max_size,
                 consumer_migration_policy=c.group_consumer_migration_policy,
             ),
-            self,
+            self.log,
             RegistryTopics(broker.topics),
         )
         self._wakeup = trio.Event()
         self._warned_rf = False
         self.loaded = trio.Event()
-        # partition -> (leader epoch, offset after the last record written or loaded there)
-        self._written: dict[int, tuple[int, int]] = {}
 
     # -- the topic ----------------------------------------------------------------------------
     def _led_partitions(self, info: Any) -> list[int]:
@@ -176,8 +139,7 @@ class GroupService:
         broker now leads (COORDINATOR_LOAD_IN_PROGRESS meanwhile), forget those it lost (their
         groups answer NOT_COORDINATOR; clients look the coordinator up again)."""
         c = self.coordinator
-        for p in [*lost, *became]:
-            self._written.pop(p, None)
+        self.log.forget([*lost, *became])
         for p in lost:
             c.owned.discard(p)
             c.loading.discard(p)
@@ -188,68 +150,11 @@ class GroupService:
             c.begin_loading(new)
             self.kick()
 
-    # -- OffsetsLog ---------------------------------------------------------------------------
-    def append(
-        self, partition: int, records: list[tuple[bytes, bytes | None]], now_ms: int
-    ) -> None:
-        topics = self.broker.topics
-        plog = topics.log(OFFSETS_TOPIC, partition)
-        info = topics.get(OFFSETS_TOPIC)
-        if plog is None or info is None:
-            raise AppendError(
-                ErrorCode.not_leader_or_follower, f"{OFFSETS_TOPIC}-{partition} is not hosted here"
-            )
-        state = info.states.get(partition)
-        epoch = state.leader_epoch if state else 0
-        replicas = self.broker.replicas
-        if replicas is not None:
-            rp = replicas.leader_partition(OFFSETS_TOPIC, partition)
-            if rp is None:
-                raise AppendError(
-                    ErrorCode.not_leader_or_follower,
-                    f"not the leader of {OFFSETS_TOPIC}-{partition}",
-                )
-            epoch = rp.leader_epoch
-            min_isr = replicas.min_isr(OFFSETS_TOPIC)
-            if len(rp.isr) < min_isr:
-                raise AppendError(
-                    ErrorCode.not_enough_replicas,
-                    f"ISR {rp.isr} of {OFFSETS_TOPIC}-{partition} is below min.insync.replicas "
-                    f"{min_isr}",
-                )
-        batch = encode_batch([Record(0, now_ms, k, v) for k, v in records])
-        res = plog.append_as_leader(batch, leader_epoch=epoch, now_ms=now_ms)
-        self._written[partition] = (epoch, res.last_offset + 1)
-        if replicas is not None:
-            replicas.after_leader_append(OFFSETS_TOPIC, partition)
-        self.broker.appended.notify()
-
     # -- replication --------------------------------------------------------------------------
     async def replicated(self, group_id: str) -> ErrorCode:
         """Wait until everything written to (or loaded from) the group's __consumer_offsets
-        partition is replicated to the ISR; ErrorCode.none, or the error to answer instead (Kafka's
-        mapping). Immediate without replication (embedded mode: the one replica is the ISR)."""
-        replicas = self.broker.replicas
-        if replicas is None:
-            return ErrorCode.none
-        partition = self.coordinator.partition_for(group_id)
-        mark = self._written.get(partition)
-        if mark is None:
-            return ErrorCode.none
-        epoch, required = mark
-        timeout = self.broker.config.offsets_commit_timeout_ms / 1000
-        err = await replicas.await_replication(OFFSETS_TOPIC, partition, epoch, required, timeout)
-        if err:
-            log.warning(
-                "write to %s-%d (up to offset %d) for group=%s not replicated: %s",
-                OFFSETS_TOPIC,
-                partition,
-                required,
-                group_id,
-                ErrorCode(err).name,
-            )
-            return ErrorCode(append_error_to_response_error(int(err)))
-        return ErrorCode.none
+        partition is replicated to the ISR; ErrorCode.none, or the error to answer instead."""
+        return await self.log.replicated(self.coordinator.partition_for(group_id), group_id)
 
     # -- time ---------------------------------------------------------------------------------
     def kick(self) -> None:
@@ -276,19 +181,10 @@ class GroupService:
             plog = self.broker.topics.log(OFFSETS_TOPIC, p)
             records = [] if plog is None else await trio.to_thread.run_sync(read_log_records, plog)
             coordinator.load_partition(p, records, _now_ms())
-            self._mark_loaded(p, plog)
+            self.log.mark_loaded(p, plog)
         if coordinator.groups:
             log.info("loaded groups=%d from %s", len(coordinator.groups), OFFSETS_TOPIC)
         self.loaded.set()
-
-    def _mark_loaded(self, partition: int, plog: PartitionLog | None) -> None:
-        """What a load read counts as written: answers wait until it is replicated too."""
-        replicas = self.broker.replicas
-        if replicas is None or plog is None:
-            return
-        rp = replicas.leader_partition(OFFSETS_TOPIC, partition)
-        if rp is not None and plog.log_end_offset > plog.high_watermark:
-            self._written[partition] = (rp.leader_epoch, plog.log_end_offset)
 
     # -- answers ------------------------------------------------------------------------------
     async def wait(self, pending: Pending[Any]) -> Any:

@@ -50,6 +50,21 @@ class IllegalTransition(RuntimeError):
 
 
 @dataclass(slots=True)
+class JoinRequest:
+    group_id: str
+    member_id: str
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    group_instance_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    require_known_member_id: bool = True  # JoinGroup v4+
+    reason: str | None = None
+
+
+@dataclass(slots=True)
 class JoinResult:
     error: int
     member_id: str = ""

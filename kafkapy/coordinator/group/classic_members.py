@@ -1,18 +1,19 @@
 """Members of the classic protocol inside a consumer group (KIP-848's online migration): their
 JoinGroup, SyncGroup, Heartbeat and LeaveGroup served by the consumer group, as Kafka 4.0's
-GroupMetadataManager does (classicGroupJoinToConsumerGroup and its siblings). A mixin of
-``GroupCoordinator``; the group is a non-empty ``ConsumerGroup``.
+GroupMetadataManager does (classicGroupJoinToConsumerGroup and its siblings). The classic APIs
+(``classic_join``, ``classic_sync``, ``classic_heartbeat``) hand a non-empty ``ConsumerGroup``
+to ``ClassicMembersOfConsumerGroups``.
 
 - **JoinGroup**: protocol type "consumer" and a protocol every classic member supports, else
   INCONSISTENT_GROUP_PROTOCOL; group.consumer.max.size, else GROUP_MAX_SIZE_REACHED; a dynamic
   member without an id gets MEMBER_ID_REQUIRED with a new id (v4+), like in a classic group. The
   member's subscription (topics, rack) comes from its JoinGroup metadata (the 'consumer' embedded
-  protocol); the change runs steps 1-3 of ``modern`` (group epoch, server-side target assignment,
-  reconciliation with the partitions the subscription says it owns). The answer comes at once:
-  generation = the member epoch, protocol = the member's first, no leader, no member list (so
-  the client does not assign). A static member joining without an id replaces the member with its
-  instance id. After the answer: the member's session timeout, and its rebalance timeout for the
-  SyncGroup to come.
+  protocol); the change runs steps 1-3 of ``member_update`` (group epoch, server-side target
+  assignment, reconciliation with the partitions the subscription says it owns). The answer
+  comes at once: generation = the member epoch, protocol = the member's first, no leader, no
+  member list (so the client does not assign). A static member joining without an id replaces
+  the member with its instance id. After the answer: the member's session timeout, and its
+  rebalance timeout for the SyncGroup to come.
 - **SyncGroup**: the member's current assignment, serialized in the version of its subscription.
   ILLEGAL_GENERATION unless generation = member epoch; INCONSISTENT_GROUP_PROTOCOL for another
   protocol type/name; REBALANCE_IN_PROGRESS when the group epoch moved past the member's epoch
@@ -30,32 +31,34 @@ FENCED_INSTANCE_ID for a static member known under another member id.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from kafkapy.protocol.errors import ErrorCode as E
 
 from . import consumer_records as crec
-from .classic import JoinResult, SyncResult
+from .classic import JoinRequest, JoinResult, SyncResult
 from .consumer import ClassicMetadata, ConsumerGroup, ConsumerMember, MemberState
+from .consumer_sessions import ConsumerSessions
 from .embedded import EmbeddedProtocolError, encode_assignment, parse_subscription, version_of
-from .modern import new_member_id
-
-if TYPE_CHECKING:
-    from .coordinator import GroupCoordinator, JoinRequest
+from .member_update import MemberUpdates, new_member_id
+from .state import CoordinatorState
 
 log = logging.getLogger("kafkapy.coordinator.group")
 
 
-class ClassicMembersMixin:
+@dataclass(slots=True)
+class ClassicMembersOfConsumerGroups:
+    state: CoordinatorState
+    updates: MemberUpdates
+    sessions: ConsumerSessions
+
     # ==== JoinGroup ===========================================================================
-    def _classic_join_to_consumer_group(
-        self: GroupCoordinator, group: ConsumerGroup, r: JoinRequest, now_ms: int
-    ) -> JoinResult:
+    def join(self, group: ConsumerGroup, r: JoinRequest, now_ms: int) -> JoinResult:
         gid = group.group_id
         unknown = not r.member_id
         mid = r.member_id or new_member_id()
         iid = r.group_instance_id
-        cap = self.config.consumer_max_size
+        cap = self.state.config.consumer_max_size
         if len(group.members) >= cap and (unknown or mid not in group.members):
             return JoinResult(E.group_max_size_reached, member_id=r.member_id)
         if not group.supports_classic_protocols(r.protocol_type, [n for n, _ in r.protocols]):
@@ -88,7 +91,7 @@ class ClassicMembersMixin:
             return JoinResult(E.unknown_server_error, member_id=r.member_id)
         owned = {}
         for topic, ps in sub.owned_partitions.items():
-            found = self.topics.lookup(topic)
+            found = self.state.topics.lookup(topic)
             if found is not None:
                 owned[found[0]] = set(ps)
         updated = member.copy(
@@ -105,17 +108,17 @@ class ClassicMembersMixin:
             classic=ClassicMetadata(r.session_timeout_ms, tuple(r.protocols)),
         )
         joining = replaced is None and mid not in group.members
-        u = self._plan_member_update(
+        u = self.updates.plan(
             group, [], member, member, updated, owned, replaced=replaced, joining=joining
         )
-        err = self._append(gid, u.records, now_ms)
+        err = self.state.append(gid, u.records, now_ms)
         if err:
             return JoinResult(err, member_id=r.member_id)
-        self._apply_member_update(u, now_ms)
+        self.updates.apply(u, now_ms)
         reconciled = u.reconciled
-        self.timers.cancel(("consumer-join", gid, mid))
-        self._schedule_session(gid, mid, now_ms, r.session_timeout_ms)
-        self._schedule_member_deadline(
+        self.state.timers.cancel(("consumer-join", gid, mid))
+        self.sessions.schedule_session(gid, mid, now_ms, r.session_timeout_ms)
+        self.sessions.schedule_member_deadline(
             "consumer-sync",
             gid,
             mid,
@@ -133,8 +136,8 @@ class ClassicMembersMixin:
         )
 
     # ==== SyncGroup ===========================================================================
-    def _classic_sync_to_consumer_group(
-        self: GroupCoordinator,
+    def sync(
+        self,
         group: ConsumerGroup,
         generation_id: int,
         member_id: str,
@@ -159,23 +162,25 @@ class ClassicMembersMixin:
         ):
             self._expect_rejoin(group, member, now_ms)
             return SyncResult(E.rebalance_in_progress)
-        self.timers.cancel(("consumer-sync", gid, member.member_id))
-        self._schedule_session(gid, member.member_id, now_ms, member.classic.session_timeout_ms)
+        self.state.timers.cancel(("consumer-sync", gid, member.member_id))
+        self.sessions.schedule_session(
+            gid, member.member_id, now_ms, member.classic.session_timeout_ms
+        )
         return SyncResult(E.none, protocol_type, protocol_name, self._classic_assignment(member))
 
-    def _classic_assignment(self: GroupCoordinator, member: ConsumerMember) -> bytes:
+    def _classic_assignment(self, member: ConsumerMember) -> bytes:
         """The member's current assignment as the embedded protocol's Assignment."""
         assert member.classic is not None
         by_name: dict[str, set[int]] = {}
         for t, ps in member.assigned.items():
-            name = self.topics.name_of(t)
+            name = self.state.topics.name_of(t)
             if name is not None and ps:
                 by_name[name] = set(ps)
         return encode_assignment(by_name, version_of(member.classic.metadata))
 
     # ==== Heartbeat ===========================================================================
-    def _classic_heartbeat_to_consumer_group(
-        self: GroupCoordinator,
+    def heartbeat(
+        self,
         group: ConsumerGroup,
         generation_id: int,
         member_id: str,
@@ -189,7 +194,9 @@ class ClassicMembersMixin:
         if generation_id != member.member_epoch:
             return E.illegal_generation
         gid = group.group_id
-        self._schedule_session(gid, member.member_id, now_ms, member.classic.session_timeout_ms)
+        self.sessions.schedule_session(
+            gid, member.member_id, now_ms, member.classic.session_timeout_ms
+        )
         if (
             member.member_epoch < group.group_epoch
             or member.state == MemberState.UNREVOKED_PARTITIONS
@@ -203,8 +210,8 @@ class ClassicMembersMixin:
         return E.none
 
     # ==== LeaveGroup ==========================================================================
-    def _classic_leave_to_consumer_group(
-        self: GroupCoordinator,
+    def leave(
+        self,
         group: ConsumerGroup,
         members: list[tuple[str, str | None]],
         now_ms: int,
@@ -225,19 +232,19 @@ class ClassicMembersMixin:
         if not leaving:
             return E.none, errors
         remaining = [m for mid, m in group.members.items() if mid not in leaving]
-        sub_meta = self._subscription_metadata(remaining)
+        sub_meta = self.state.subscription_metadata(remaining)
         records: list[tuple[bytes, bytes | None]] = []
         for mid in leaving:
             records += crec.member_tombstones(gid, mid)
         if sub_meta != group.subscription_metadata:
             records.append(crec.partition_metadata_record(gid, sub_meta))
         records.append(crec.epoch_record(gid, group.group_epoch + 1))
-        err = self._append(gid, records, now_ms)
+        err = self.state.append(gid, records, now_ms)
         if err:
             return err, []
         for mid in leaving:
             group.remove_member(mid)
-            self._cancel_consumer_timers(gid, mid)
+            self.sessions.cancel(gid, mid)
             log.info("classic member=%s leaves consumer group=%s", mid, gid)
         group.subscription_metadata = sub_meta
         group.group_epoch += 1
@@ -261,13 +268,11 @@ class ClassicMembersMixin:
             return None, E.unknown_member_id
         return member, E.none
 
-    def _expect_rejoin(
-        self: GroupCoordinator, group: ConsumerGroup, member: ConsumerMember, now_ms: int
-    ) -> None:
+    def _expect_rejoin(self, group: ConsumerGroup, member: ConsumerMember, now_ms: int) -> None:
         """The member was told to rejoin: it must within its rebalance timeout (once)."""
         key = ("consumer-join", group.group_id, member.member_id)
-        if key not in self.timers:
-            self._schedule_member_deadline(
+        if key not in self.state.timers:
+            self.sessions.schedule_member_deadline(
                 "consumer-join",
                 group.group_id,
                 member.member_id,
@@ -275,22 +280,3 @@ class ClassicMembersMixin:
                 member.rebalance_timeout_ms,
                 "the classic member failed to join within the rebalance timeout",
             )
-
-    def _schedule_member_deadline(
-        self: GroupCoordinator,
-        kind: str,
-        gid: str,
-        mid: str,
-        now_ms: int,
-        timeout_ms: int,
-        why: str,
-    ) -> None:
-        timeout = timeout_ms if timeout_ms > 0 else 300_000
-
-        def expired(now: int) -> None:
-            group = self.groups.get(gid)
-            if isinstance(group, ConsumerGroup) and mid in group.members:
-                log.info("member=%s of consumer group=%s is fenced: %s", mid, gid, why)
-                self._fence_member(group, group.members[mid], now, why)
-
-        self.timers.schedule((kind, gid, mid), now_ms + timeout, expired)

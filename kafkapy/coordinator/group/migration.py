@@ -41,14 +41,16 @@ group a consumer group until the next member of the consumer protocol is fenced.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from kafkapy.protocol.errors import ErrorCode as E
 
 from . import consumer_records as crec
 from . import records as rec
 from .classic import ClassicGroup, ClassicMember, GroupState, JoinResult, SyncResult
+from .classic_rebalance import ClassicRebalance
 from .consumer import ClassicMetadata, ConsumerGroup, ConsumerMember, MemberState, copy_assignment
+from .consumer_sessions import ConsumerSessions
 from .embedded import (
     EmbeddedProtocolError,
     encode_assignment,
@@ -56,15 +58,12 @@ from .embedded import (
     parse_subscription,
     version_of,
 )
-
-if TYPE_CHECKING:
-    from .coordinator import GroupCoordinator
-    from .modern import TopicsView
+from .state import CoordinatorState, Records
+from .topics import TopicsView
 
 log = logging.getLogger("kafkapy.coordinator.group")
 
 POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")
-Records = list[tuple[bytes, bytes | None]]
 
 
 def upgrade_enabled(policy: str) -> bool:
@@ -161,25 +160,31 @@ def classic_group_from_consumer(
 # -- the coordinator's side --------------------------------------------------------------------
 
 
-class MigrationMixin:
-    """Upgrade and downgrade of a group, for ``GroupCoordinator``."""
+@dataclass(slots=True)
+class Migration:
+    """Upgrade and downgrade of a group, over the coordinator's shared state."""
 
-    def _upgrade(
-        self: GroupCoordinator, classic: ClassicGroup
+    state: CoordinatorState
+    rebalance: ClassicRebalance
+    sessions: ConsumerSessions
+
+    def upgrade(
+        self, classic: ClassicGroup
     ) -> tuple[ConsumerGroup | None, Records, int, str | None]:
         """(the converted group, not registered yet; the records converting it; error; message).
-        ``_finish_upgrade`` completes it once the joining member's records are written too."""
+        ``finish_upgrade`` completes it once the joining member's records are written too."""
         gid = classic.group_id
-        policy = self.config.consumer_migration_policy
+        config = self.state.config
+        policy = config.consumer_migration_policy
         if not upgrade_enabled(policy):
             why = "online upgrade is disabled"
         elif classic.protocol_type != "consumer":
             why = "the group does not use the consumer embedded protocol"
-        elif len(classic.members) > self.config.consumer_max_size:
+        elif len(classic.members) > config.consumer_max_size:
             why = "the group size exceeds the consumer group maximum size"
         else:
             try:
-                group = consumer_group_from_classic(classic, self.topics)
+                group = consumer_group_from_classic(classic, self.state.topics)
             except EmbeddedProtocolError as e:
                 log.warning("cannot upgrade classic group=%s: %s", gid, e)
                 why = "the embedded consumer protocol is malformed"
@@ -203,19 +208,17 @@ class MigrationMixin:
             f"Cannot upgrade classic group {gid} to consumer group because {why}.",
         )
 
-    def _finish_upgrade(
-        self: GroupCoordinator, classic: ClassicGroup, group: ConsumerGroup, now_ms: int
-    ) -> None:
+    def finish_upgrade(self, classic: ClassicGroup, group: ConsumerGroup, now_ms: int) -> None:
         """The conversion is on the log: the classic group's members rejoin, now as members of
         the consumer group, each with its own session timeout."""
         for m in classic.members.values():
             m.complete_join(JoinResult(E.rebalance_in_progress, member_id=m.member_id))
             m.complete_sync(SyncResult(E.rebalance_in_progress))
-        self._forget_classic(classic)
+        self.rebalance.forget(classic)
         gid = group.group_id
         for member in group.members.values():
             if member.classic is not None:
-                self._schedule_session(
+                self.sessions.schedule_session(
                     gid, member.member_id, now_ms, member.classic.session_timeout_ms
                 )
         log.info(
@@ -225,39 +228,42 @@ class MigrationMixin:
             len(classic.members),
         )
 
-    def _can_downgrade(self: GroupCoordinator, group: ConsumerGroup, leaving_id: str) -> bool:
+    def can_downgrade(self, group: ConsumerGroup, leaving_id: str) -> bool:
         """Kafka's validateOnlineDowngradeWithFencedMember."""
         if not group.all_classic_except(leaving_id) or len(group.members) <= 1:
             return False
         gid = group.group_id
-        if not downgrade_enabled(self.config.consumer_migration_policy):
+        config = self.state.config
+        if not downgrade_enabled(config.consumer_migration_policy):
             log.info("cannot downgrade consumer group=%s: online downgrade is disabled", gid)
             return False
-        if len(group.members) - 1 > self.config.max_size:
+        if len(group.members) - 1 > config.max_size:
             log.info("cannot downgrade consumer group=%s: larger than group.max.size", gid)
             return False
         return True
 
-    def _downgrade(
-        self: GroupCoordinator, group: ConsumerGroup, leaving: ConsumerMember, now_ms: int, why: str
+    def downgrade(
+        self, group: ConsumerGroup, leaving: ConsumerMember, now_ms: int, why: str
     ) -> int | None:
         """Fence ``leaving`` by converting the group; None when the remaining members share no
         protocol (then the member is only removed)."""
         gid = group.group_id
         try:
-            classic = classic_group_from_consumer(group, leaving.member_id, self.topics, now_ms)
+            classic = classic_group_from_consumer(
+                group, leaving.member_id, self.state.topics, now_ms
+            )
         except ValueError as e:
             log.warning("cannot downgrade consumer group=%s: %s", gid, e)
             return None
         records = crec.group_tombstones(group)
         records.append((rec.group_key(gid), rec.group_value(classic.record_value())))
-        err = self._append(gid, records, now_ms)
+        err = self.state.append(gid, records, now_ms)
         if err:
             return err
         for mid in group.members:
-            self._cancel_consumer_timers(gid, mid)
+            self.sessions.cancel(gid, mid)
         classic.offsets = group.offsets
-        self.groups[gid] = classic
+        self.state.groups[gid] = classic
         log.info(
             "member=%s removed from consumer group=%s: %s; converted the group to a classic group "
             "(generation %d, %d members)",
@@ -268,6 +274,8 @@ class MigrationMixin:
             len(classic.members),
         )
         for m in classic.members.values():
-            self._schedule_heartbeat(classic, m, now_ms)
-        self._prepare_rebalance(classic, now_ms, f"Downgrade group {gid} from consumer to classic.")
+            self.rebalance.schedule_heartbeat(classic, m, now_ms)
+        self.rebalance.prepare_rebalance(
+            classic, now_ms, f"Downgrade group {gid} from consumer to classic."
+        )
         return E.none

@@ -20,7 +20,7 @@ metadata that is not the 'consumer' embedded protocol.
 
 from __future__ import annotations
 
-from kafkapy.coordinator.group.coordinator import JoinRequest
+from kafkapy.coordinator.group.classic import JoinRequest
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build

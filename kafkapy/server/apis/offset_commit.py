@@ -18,7 +18,7 @@ moved) for each partition that was committed (group_service).
 
 from __future__ import annotations
 
-from kafkapy.coordinator.group.coordinator import CommitOffset
+from kafkapy.coordinator.group.offsets import CommitOffset
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build

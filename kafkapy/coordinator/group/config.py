@@ -1,0 +1,24 @@
+"""The group coordinator's settings (the broker's group.* and offsets.* configs, in milliseconds
+and counts), one plain object every part of the coordinator reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class CoordinatorConfig:
+    num_partitions: int = 50
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1800000
+    initial_rebalance_delay_ms: int = 3000
+    max_size: int = 2**31 - 1
+    offsets_retention_ms: int = 10080 * 60_000
+    offsets_retention_check_interval_ms: int = 600_000
+    offset_metadata_max_bytes: int = 4096
+    new_member_join_timeout_ms: int = 300_000
+    consumer_session_timeout_ms: int = 45_000
+    consumer_heartbeat_interval_ms: int = 5_000
+    consumer_assignors: tuple[str, ...] = ("uniform", "range")
+    consumer_max_size: int = 2**31 - 1
+    consumer_migration_policy: str = "bidirectional"  # disabled, upgrade, downgrade

@@ -1,0 +1,197 @@
+"""Committed offsets of a group (sans-io): OffsetCommit, OffsetFetch and OffsetDelete.
+
+Offsets live with their group (``group.offsets``: (topic, partition) -> ``OffsetAndMetadata``) in
+either kind of group; a commit by a simple consumer or an admin client to an unknown group
+creates an empty classic group to hold them. Each commit is one __consumer_offsets record per
+partition (``records.offset_key``/``offset_value``), written before the offsets become visible;
+a deletion is a tombstone. Who may commit is ``member_checks`` (generation or member epoch).
+Expiry (offsets.retention.minutes) is ``offset_expiry``.
+
+The API, one method per request:
+
+- ``commit(group_id, generation_id, member_id, group_instance_id, offsets, now_ms, ...)``:
+  error per partition;
+- ``fetch(group_id, topics, require_stable, member_id, member_epoch)``: (group error, rows);
+- ``delete(group_id, partitions, now_ms)``: (group error, error per partition).
+
+Transactional commits (TxnOffsetCommit, KIP-98/KIP-447) belong in this module, next to
+``commit``: they are validated with the same ``member_checks`` (generation/member id fencing),
+written as the same offset records by the transactional producer, held as *pending* offsets per
+producer id (not visible to ``fetch``), made visible when the transaction's commit marker lands on
+the group's __consumer_offsets partition and dropped on abort. ``fetch`` with ``require_stable``
+then answers UNSTABLE_OFFSET_COMMIT for partitions with pending offsets. None of that exists yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafkapy.protocol.errors import ErrorCode as E
+
+from . import records as rec
+from .classic import ClassicGroup, GroupState, OffsetAndMetadata
+from .classic_rebalance import ClassicRebalance
+from .consumer import ConsumerGroup
+from .member_checks import check_classic_commit, check_consumer_commit
+from .state import CoordinatorState, Records
+
+S = GroupState
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass(slots=True)
+class CommitOffset:
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = ""
+
+
+@dataclass(slots=True)
+class GroupOffsets:
+    state: CoordinatorState
+    rebalance: ClassicRebalance
+
+    # ---- OffsetCommit --------------------------------------------------------------------------
+    def commit(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        offsets: dict[TopicPartition, CommitOffset],
+        now_ms: int,
+        *,
+        retention_ms: int = -1,
+        api_version: int = 9,
+    ) -> dict[TopicPartition, int]:
+        """Commit offsets; return the error of each partition."""
+        state = self.state
+
+        def all_(error: int) -> dict[TopicPartition, int]:
+            return dict.fromkeys(offsets, error)
+
+        err = state.group_error(group_id)
+        if err:
+            return all_(err)
+        group = state.groups.get(group_id)
+        created = False
+        if group is None:
+            if generation_id >= 0:
+                return all_(E.group_id_not_found if api_version >= 9 else E.illegal_generation)
+            group = state.groups[group_id] = ClassicGroup(group_id, now_ms)
+            created = True
+        elif isinstance(group, ConsumerGroup):
+            err = check_consumer_commit(group, generation_id, member_id, api_version)
+            if err:
+                return all_(err)
+        else:
+            err = check_classic_commit(group, generation_id, member_id, group_instance_id)
+            if err:
+                return all_(err)
+            classic_member = group.members.get(member_id)
+            if classic_member is not None and generation_id >= 0:
+                self.rebalance.schedule_heartbeat(group, classic_member, now_ms)
+        result: dict[TopicPartition, int] = {}
+        records: Records = []
+        updates: dict[TopicPartition, OffsetAndMetadata] = {}
+        expire = now_ms + retention_ms if retention_ms >= 0 else -1
+        for (topic, partition), c in offsets.items():
+            metadata = c.metadata or ""
+            if len(metadata.encode("utf-8")) > state.config.offset_metadata_max_bytes:
+                result[(topic, partition)] = E.offset_metadata_too_large
+                continue
+            om = OffsetAndMetadata(c.offset, c.leader_epoch, metadata, now_ms, expire)
+            updates[(topic, partition)] = om
+            records.append(
+                (
+                    rec.offset_key(group_id, topic, partition),
+                    rec.offset_value(
+                        rec.OffsetValue(om.offset, om.leader_epoch, metadata, now_ms, expire)
+                    ),
+                )
+            )
+        err = state.append(group_id, records, now_ms)
+        if err:
+            if created:
+                state.groups.pop(group_id, None)
+            for tp in updates:
+                result[tp] = err
+            return result
+        group.offsets.update(updates)
+        for tp in updates:
+            result[tp] = E.none
+        return result
+
+    # ---- OffsetFetch ---------------------------------------------------------------------------
+    def fetch(
+        self,
+        group_id: str,
+        topics: list[tuple[str, list[int]]] | None,
+        require_stable: bool = False,
+        member_id: str | None = None,
+        member_epoch: int = -1,
+    ) -> tuple[int, list[tuple[str, int, OffsetAndMetadata | None]]]:
+        """(group error, [(topic, partition, committed or None)]); topics None means all.
+
+        ``require_stable`` matters only with pending transactional commits, which do not exist
+        before the transaction coordinator does. ``member_id``/``member_epoch`` (OffsetFetch v9)
+        are checked for consumer groups, as Kafka does: UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH."""
+        err = self.state.group_error(group_id)
+        if err:
+            return err, []
+        group = self.state.groups.get(group_id)
+        if isinstance(group, ConsumerGroup) and not (member_epoch < 0 and member_id is None):
+            member = group.members.get(member_id or "")
+            if member is None:
+                return E.unknown_member_id, []
+            if member.member_epoch != member_epoch:
+                classic = member.classic is not None
+                return (E.illegal_generation if classic else E.stale_member_epoch), []
+        if group is None or (isinstance(group, ClassicGroup) and group.is_in(S.DEAD)):
+            committed = {}
+        else:
+            committed = group.offsets
+        if topics is None:
+            return E.none, [(t, p, om) for (t, p), om in sorted(committed.items())]
+        return E.none, [(t, p, committed.get((t, p))) for t, parts in topics for p in parts]
+
+    # ---- OffsetDelete --------------------------------------------------------------------------
+    def delete(
+        self, group_id: str, partitions: list[TopicPartition], now_ms: int
+    ) -> tuple[int, dict[TopicPartition, int]]:
+        """Delete the offsets of partitions the group does not subscribe to
+        (GROUP_SUBSCRIBED_TO_TOPIC otherwise); a classic group of another protocol type than
+        "consumer" must be empty (NON_EMPTY_GROUP)."""
+        state = self.state
+        err = state.group_error(group_id)
+        if err:
+            return err, {}
+        group = state.groups.get(group_id)
+        if group is None or (isinstance(group, ClassicGroup) and group.is_in(S.DEAD)):
+            return E.group_id_not_found, {}
+        if isinstance(group, ConsumerGroup):
+            subscribed = group.subscribed_topic_names(state.regex_topics)
+
+            def is_subscribed(topic: str) -> bool:
+                return topic in subscribed
+        else:
+            if not group.is_in(S.EMPTY) and group.protocol_type != "consumer":
+                return E.non_empty_group, {}
+            is_subscribed = group.is_subscribed_to
+        result: dict[TopicPartition, int] = {}
+        records: Records = []
+        for topic, partition in partitions:
+            if is_subscribed(topic):
+                result[(topic, partition)] = E.group_subscribed_to_topic
+                continue
+            result[(topic, partition)] = E.none
+            if (topic, partition) in group.offsets:
+                records.append((rec.offset_key(group_id, topic, partition), None))
+        err = state.append(group_id, records, now_ms)
+        if err:
+            return err, {}
+        for tp, e in result.items():
+            if e == E.none:
+                group.offsets.pop(tp, None)
+        return E.none, result
