@@ -35,8 +35,8 @@ from kafkapy.coordinator.group.topics import RegistryTopics
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
-from .offsets_log import ConsumerOffsetsLog, read_log_records
-from .topics import TopicError
+from .internal_log import create_internal_topic, read_log_records
+from .offsets_log import ConsumerOffsetsLog
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -77,7 +77,6 @@ class GroupService:
             RegistryTopics(broker.topics),
         )
         self._wakeup = trio.Event()
-        self._warned_rf = False
         self.loaded = trio.Event()
 
     # -- the topic ----------------------------------------------------------------------------
@@ -99,34 +98,19 @@ class GroupService:
         if self.broker.topics.get(OFFSETS_TOPIC) is not None:
             return True
         c = self.broker.config
-        rf = c.offsets_topic_replication_factor
-        if not c.uses_zookeeper:
-            live = len(self.broker.cluster.list_brokers())
-            if rf > live:
-                if not self._warned_rf:
-                    log.warning(
-                        "offsets.topic.replication.factor=%d exceeds the %d live broker(s); "
-                        "creating %s with replication factor %d",
-                        rf,
-                        live,
-                        OFFSETS_TOPIC,
-                        live,
-                    )
-                    self._warned_rf = True
-                rf = max(live, 1)
-        try:
-            info = self.broker.topics.create(
-                OFFSETS_TOPIC,
-                c.offsets_topic_num_partitions,
-                rf,
-                configs={
-                    "cleanup.policy": "compact",
-                    "segment.bytes": str(c.offsets_topic_segment_bytes),
-                    "compression.type": "producer",
-                },
-            )
-        except TopicError as e:
-            log.warning("cannot create %s: %s", OFFSETS_TOPIC, e.message)
+        info = create_internal_topic(
+            self.broker,
+            OFFSETS_TOPIC,
+            c.offsets_topic_num_partitions,
+            c.offsets_topic_replication_factor,
+            {
+                "cleanup.policy": "compact",
+                "segment.bytes": str(c.offsets_topic_segment_bytes),
+                "compression.type": "producer",
+            },
+            "offsets.topic.replication.factor",
+        )
+        if info is None:
             return False
         self.coordinator.config.num_partitions = len(info.partitions)
         self.coordinator.add_empty_partitions(self._led_partitions(info), _now_ms())

@@ -3,7 +3,8 @@ waiting for their replication (acks=all, as Kafka's coordinators write).
 
 ``create_internal_topic`` creates the topic on first need (FindCoordinator), as Kafka does. With
 the embedded metadata store its replication factor is capped at the number of live brokers (one
-warning), since a lone broker could never create it otherwise.
+warning), since a lone broker could never create it otherwise. ``read_log_records`` reads a
+partition back for loading.
 
 ``InternalTopicLog(broker, topic)`` appends the records of one call as one batch (optionally a
 transactional batch of a producer, as transactional offset commits are) to a partition this
@@ -29,9 +30,12 @@ from kafkapy.protocol.record_batch import (
     NO_PRODUCER_ID,
     Record,
     RecordBatchError,
+    decode_records,
     encode_batch,
+    iter_batches,
 )
 from kafkapy.storage.errors import StorageError
+from kafkapy.storage.log import PartitionLog
 
 from .topics import TopicError
 
@@ -39,13 +43,40 @@ if TYPE_CHECKING:
     from .broker import Broker
 
 log = logging.getLogger("kafkapy.internal_topics")
+READ_CHUNK = 1 << 20
 _warned_rf: set[tuple[int, str]] = set()
 
 
+def read_log_records(plog: PartitionLog) -> list[tuple[bytes, bytes | None]]:
+    """Every (key, value) of a partition log in offset order (control batches skipped): what a
+    coordinator replays when it loads a partition."""
+    out: list[tuple[bytes, bytes | None]] = []
+    offset = plog.log_start_offset
+    end = plog.log_end_offset
+    while offset < end:
+        data = plog.read_bytes(offset, READ_CHUNK)
+        if not data:
+            break
+        view = memoryview(data)
+        for pos, h in iter_batches(data):
+            if not h.is_control:
+                for r in decode_records(view[pos : pos + h.size]):
+                    if r.key is not None:
+                        out.append((r.key, r.value))
+            offset = h.next_offset
+    return out
+
+
 def create_internal_topic(
-    broker: Broker, name: str, num_partitions: int, replication_factor: int, configs: dict[str, str]
+    broker: Broker,
+    name: str,
+    num_partitions: int,
+    replication_factor: int,
+    configs: dict[str, str],
+    rf_config: str,
 ) -> TopicInfo | None:
-    """The internal topic ``name``, created now if it does not exist; None if it cannot be."""
+    """The internal topic ``name``, created now if it does not exist; None if it cannot be.
+    ``rf_config`` names the setting the replication factor came from (for the warning)."""
     info = broker.topics.get(name)
     if info is not None:
         return info
@@ -56,11 +87,11 @@ def create_internal_topic(
             if (broker.broker_id, name) not in _warned_rf:
                 _warned_rf.add((broker.broker_id, name))
                 log.warning(
-                    "replication factor %d of %s exceeds the %d live broker(s); creating it "
-                    "with replication factor %d",
+                    "%s=%d exceeds the %d live broker(s); creating %s with replication factor %d",
+                    rf_config,
                     rf,
-                    name,
                     live,
+                    name,
                     live,
                 )
             rf = max(live, 1)

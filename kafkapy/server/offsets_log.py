@@ -2,10 +2,10 @@
 
 ``ConsumerOffsetsLog`` implements the coordinator's ``OffsetsLog`` on the broker's partition logs:
 
-- append: the records of one call are one batch on the __consumer_offsets partition of the
-  group, appended before the coordinator changes its state or answers (so acknowledged commits
-  are on the log: they survive kill -9; fsync follows the broker's log.flush.* settings, as in
-  Kafka);
+- append (server/internal_log.py): the records of one call are one batch on the
+  __consumer_offsets partition of the group, appended before the coordinator changes its state
+  or answers (so acknowledged commits are on the log: they survive kill -9; fsync follows the
+  broker's log.flush.* settings, as in Kafka);
 - replication (ZooKeeper mode): writes are acks=all, as Kafka's coordinator makes them. Only the
   partition's leader appends (else NOT_COORDINATOR), not while its ISR is smaller than
   min.insync.replicas of __consumer_offsets (COORDINATOR_NOT_AVAILABLE); and ``replicated``
@@ -15,7 +15,7 @@
   and NOT_ENOUGH_REPLICAS(_AFTER_APPEND) become COORDINATOR_NOT_AVAILABLE, a leadership change
   NOT_COORDINATOR. The in-memory state is not rolled back (nor is it in Kafka after a timeout:
   the records are on the leader's log); a new coordinator reloads what the log kept;
-- reading back: ``read_log_records`` for loading a partition.
+- reading back: ``read_log_records`` (server/internal_log.py) for loading a partition.
 """
 
 from __future__ import annotations
@@ -27,84 +27,30 @@ from typing import TYPE_CHECKING
 from kafkapy.coordinator.group.state import append_error_to_response_error
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
-from kafkapy.protocol.record_batch import Record, decode_records, encode_batch, iter_batches
 from kafkapy.storage.log import PartitionLog
+
+from .internal_log import InternalTopicLog, read_log_records
 
 if TYPE_CHECKING:
     from .broker import Broker
 
 log = logging.getLogger("kafkapy.groups")
 
-READ_CHUNK = 1 << 20
-
-
-def read_log_records(plog: PartitionLog) -> list[tuple[bytes, bytes | None]]:
-    """Every (key, value) of a partition log in offset order (control batches skipped)."""
-    out: list[tuple[bytes, bytes | None]] = []
-    offset = plog.log_start_offset
-    end = plog.log_end_offset
-    while offset < end:
-        data = plog.read_bytes(offset, READ_CHUNK)
-        if not data:
-            break
-        view = memoryview(data)
-        for pos, h in iter_batches(data):
-            if not h.is_control:
-                for r in decode_records(view[pos : pos + h.size]):
-                    if r.key is not None:
-                        out.append((r.key, r.value))
-            offset = h.next_offset
-    return out
-
-
-class AppendError(Exception):
-    """A __consumer_offsets write refused before the append, with a produce error code."""
-
-    def __init__(self, error_code: int, message: str) -> None:
-        super().__init__(message)
-        self.error_code = int(error_code)
+__all__ = ["ConsumerOffsetsLog", "read_log_records"]
 
 
 class ConsumerOffsetsLog:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
+        self._log = InternalTopicLog(broker, OFFSETS_TOPIC)
         # partition -> (leader epoch, offset after the last record written or loaded there)
         self._written: dict[int, tuple[int, int]] = {}
 
     def append(
         self, partition: int, records: list[tuple[bytes, bytes | None]], now_ms: int
     ) -> None:
-        topics = self.broker.topics
-        plog = topics.log(OFFSETS_TOPIC, partition)
-        info = topics.get(OFFSETS_TOPIC)
-        if plog is None or info is None:
-            raise AppendError(
-                ErrorCode.not_leader_or_follower, f"{OFFSETS_TOPIC}-{partition} is not hosted here"
-            )
-        state = info.states.get(partition)
-        epoch = state.leader_epoch if state else 0
-        replicas = self.broker.replicas
-        if replicas is not None:
-            rp = replicas.leader_partition(OFFSETS_TOPIC, partition)
-            if rp is None:
-                raise AppendError(
-                    ErrorCode.not_leader_or_follower,
-                    f"not the leader of {OFFSETS_TOPIC}-{partition}",
-                )
-            epoch = rp.leader_epoch
-            min_isr = replicas.min_isr(OFFSETS_TOPIC)
-            if len(rp.isr) < min_isr:
-                raise AppendError(
-                    ErrorCode.not_enough_replicas,
-                    f"ISR {rp.isr} of {OFFSETS_TOPIC}-{partition} is below min.insync.replicas "
-                    f"{min_isr}",
-                )
-        batch = encode_batch([Record(0, now_ms, k, v) for k, v in records])
-        res = plog.append_as_leader(batch, leader_epoch=epoch, now_ms=now_ms)
-        self._written[partition] = (epoch, res.last_offset + 1)
-        if replicas is not None:
-            replicas.after_leader_append(OFFSETS_TOPIC, partition)
-        self.broker.appended.notify()
+        mark = self._log.append(partition, records, now_ms)
+        self._written[partition] = (mark.leader_epoch, mark.end_offset)
 
     def forget(self, partitions: Iterable[int]) -> None:
         """Leadership of these partitions moved: what was written there no longer counts."""

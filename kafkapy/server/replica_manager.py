@@ -41,6 +41,7 @@ import trio
 from kafkapy.metadata import znodes as zn
 from kafkapy.metadata.errors import BadVersionError, NoNodeError, StoreError
 from kafkapy.metadata.models import BrokerInfo, PartitionState, TopicInfo
+from kafkapy.metadata.names import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.replication.controller import Controller, NotControllerError
 from kafkapy.replication.partition import PartitionReplica
@@ -57,9 +58,6 @@ if TYPE_CHECKING:
     from .broker import Broker
 
 log = logging.getLogger("kafkapy.replica_manager")
-
-OFFSETS_TOPIC = "__consumer_offsets"
-TRANSACTION_STATE_TOPIC = "__transaction_state"
 
 
 def _raw(broker: Broker, key: str, default: str) -> str:

@@ -41,10 +41,15 @@ from kafkapy.coordinator.txn import MarkerJob, Prepared, TxnConfig, TxnCoordinat
 from kafkapy.coordinator.txn.metadata import TopicPartition
 from kafkapy.coordinator.txn.records import encode_key, encode_state
 from kafkapy.coordinator.txn.states import TxnState
+from kafkapy.metadata.names import TRANSACTION_STATE_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
-from .group_service import read_log_records
-from .internal_log import InternalAppendError, InternalTopicLog, create_internal_topic
+from .internal_log import (
+    InternalAppendError,
+    InternalTopicLog,
+    create_internal_topic,
+    read_log_records,
+)
 from .peer_pool import PeerPool, PeerUnavailable
 from .txn_marker_sender import MarkerSender
 
@@ -53,7 +58,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kafkapy.txn")
 
-TXN_TOPIC = "__transaction_state"
+TXN_TOPIC = TRANSACTION_STATE_TOPIC
 
 
 def _now_ms() -> int:
@@ -131,6 +136,7 @@ class TxnService:
                 "min.insync.replicas": str(c.transaction_state_log_min_isr),
                 "segment.bytes": str(c.transaction_state_log_segment_bytes),
             },
+            "transaction.state.log.replication.factor",
         )
         if info is None:
             return False

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
+from kafkapy.coordinator.group.state import append_error_to_response_error
 from kafkapy.protocol.errors import ErrorCode
 
 from .cache import Entry, TxnCache
@@ -71,21 +72,11 @@ class DescribedTxn:
     error: ErrorCode = ErrorCode.none
 
 
-# Kafka's mapping of a failed __transaction_state append to what the client is told
-_APPEND_ERRORS = {
-    ErrorCode.unknown_topic_or_partition: ErrorCode.coordinator_not_available,
-    ErrorCode.not_enough_replicas: ErrorCode.coordinator_not_available,
-    ErrorCode.not_enough_replicas_after_append: ErrorCode.coordinator_not_available,
-    ErrorCode.request_timed_out: ErrorCode.coordinator_not_available,
-    ErrorCode.not_leader_or_follower: ErrorCode.not_coordinator,
-    ErrorCode.kafka_storage_error: ErrorCode.not_coordinator,
-    ErrorCode.message_too_large: ErrorCode.unknown_server_error,
-    ErrorCode.record_list_too_large: ErrorCode.unknown_server_error,
-}
-
-
 def append_error_to_response(error: ErrorCode) -> ErrorCode:
-    return _APPEND_ERRORS.get(error, error)
+    """What the client is told for a failed __transaction_state append: Kafka's mapping, the
+    same as for __consumer_offsets (NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT ->
+    COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER -> NOT_COORDINATOR; ...)."""
+    return ErrorCode(append_error_to_response_error(int(error)))
 
 
 class TxnCoordinator:
