@@ -1431,6 +1431,92 @@ def check_end_txn(env: Env, v: int) -> None:
     assert resp.error_code == E.invalid_txn_state
 
 
+def _stable_fetch(env: Env, group: str) -> Any:
+    """OffsetFetch v8 of partition 0 of "sweep" with require_stable."""
+    resp = env.request(
+        make(
+            "OffsetFetch",
+            8,
+            env,
+            require_stable=True,
+            groups=[{"group_id": group, "topics": [{"name": SWEEP, "partition_indexes": (0,)}]}],
+        )
+    )
+    return resp.groups[0].topics[0].partitions[0]
+
+
+def check_txn_offset_commit(env: Env, v: int) -> None:
+    txn, group = f"sweep-toc-{v}", f"sweep-toc-group-{v}"
+    pid, epoch = _init_txn(env, txn)
+    _find_coordinator(env, group)
+    added = env.request(
+        make(
+            "AddOffsetsToTxn",
+            4,
+            env,
+            transactional_id=txn,
+            producer_id=pid,
+            producer_epoch=epoch,
+            group_id=group,
+        )
+    )
+    assert ok(added.error_code), added
+    spec = {
+        "transactional_id": txn,
+        "group_id": group,
+        "producer_id": pid,
+        "producer_epoch": epoch,
+        "generation_id": -1,
+        "member_id": "",
+        "group_instance_id": None,
+        "topics": [
+            {
+                "name": SWEEP,
+                "partitions": [
+                    {"partition_index": 0, "committed_offset": 4, "committed_metadata": "tm"}
+                ],
+            },
+            {
+                "name": "sweep-absent",
+                "partitions": [
+                    {"partition_index": 0, "committed_offset": 1, "committed_metadata": ""}
+                ],
+            },
+        ],
+    }
+
+    def commit(**over):
+        resp = env.request(make("TxnOffsetCommit", v, env, **{**spec, **over}))
+        return {
+            (t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions
+        }
+
+    assert commit() == {(SWEEP, 0): 0, ("sweep-absent", 0): E.unknown_topic_or_partition}
+    # pending: invisible, and unstable for a stable read
+    p = _stable_fetch(env, group)
+    assert (p.error_code, p.committed_offset) == (E.unstable_offset_commit, -1), p
+    if v >= 3:  # KIP-447: a member that is not in the group is refused
+        got = commit(generation_id=1, member_id="ghost", topics=spec["topics"][:1])
+        assert got == {(SWEEP, 0): E.unknown_member_id}
+    fenced = commit(producer_epoch=epoch - 1, topics=spec["topics"][:1])
+    assert fenced == {(SWEEP, 0): E.invalid_producer_epoch}
+    resp = env.request(
+        make(
+            "EndTxn",
+            4,
+            env,
+            transactional_id=txn,
+            producer_id=pid,
+            producer_epoch=epoch,
+            committed=True,
+        )
+    )
+    assert ok(resp.error_code), resp
+    _wait_txn_state(env, txn, "CompleteCommit")
+    p = _stable_fetch(env, group)
+    assert (p.error_code, p.committed_offset, p.metadata) == (0, 4, "tm"), p
+
+
 def check_describe_transactions(env: Env, v: int) -> None:
     txn = f"sweep-describe-{v}"
     pid, epoch = _init_txn(env, txn)
@@ -2073,6 +2159,7 @@ CHECKS = {
     "AddPartitionsToTxn": check_add_partitions_to_txn,
     "AddOffsetsToTxn": check_add_offsets_to_txn,
     "EndTxn": check_end_txn,
+    "TxnOffsetCommit": check_txn_offset_commit,
     "DescribeTransactions": check_describe_transactions,
     "ListTransactions": check_list_transactions,
     "OffsetForLeaderEpoch": check_offset_for_leader_epoch,

@@ -24,6 +24,7 @@ it cannot do itself:
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from typing import TYPE_CHECKING, Any
@@ -78,6 +79,8 @@ class GroupService:
         )
         self._wakeup = trio.Event()
         self.loaded = trio.Event()
+        # transaction markers that arrived while their partition was loading
+        self._deferred_markers: dict[int, list[tuple[int, bool]]] = {}
 
     # -- the topic ----------------------------------------------------------------------------
     def _led_partitions(self, info: Any) -> list[int]:
@@ -127,12 +130,28 @@ class GroupService:
         for p in lost:
             c.owned.discard(p)
             c.loading.discard(p)
-            for gid in [g for g in c.groups if c.partition_for(g) == p]:
+            self._deferred_markers.pop(p, None)
+            gone = [g for g in c.groups if c.partition_for(g) == p]
+            for gid in gone:
                 del c.groups[gid]
+            c.state.txn_offsets.drop_groups(gone)
         new = [p for p in became if p not in c.owned and p not in c.loading]
         if new:
             c.begin_loading(new)
             self.kick()
+
+    # -- the group hook of transaction markers ----------------------------------------------------
+    def on_txn_marker(self, partition: int, producer_id: int, committed: bool) -> None:
+        """A transaction marker of ``producer_id`` is replicated on __consumer_offsets
+        ``partition``: its offsets committed in the transaction become visible (or are dropped).
+        While the partition loads, the marker is replayed once the load is done (the load may
+        have read the log before the marker was appended)."""
+        c = self.coordinator
+        if partition in c.loading:
+            self._deferred_markers.setdefault(partition, []).append((producer_id, committed))
+            return
+        if partition in c.owned:
+            c.complete_txn_offsets(partition, producer_id, committed)
 
     # -- replication --------------------------------------------------------------------------
     async def replicated(self, group_id: str) -> ErrorCode:
@@ -163,8 +182,18 @@ class GroupService:
         coordinator = self.coordinator
         for p in sorted(coordinator.loading):
             plog = self.broker.topics.log(OFFSETS_TOPIC, p)
-            records = [] if plog is None else await trio.to_thread.run_sync(read_log_records, plog)
+            records = (
+                []
+                if plog is None
+                else await trio.to_thread.run_sync(
+                    functools.partial(read_log_records, plog, transactions=True)
+                )
+            )
+            if p not in coordinator.loading:
+                continue  # leadership moved away during the read
             coordinator.load_partition(p, records, _now_ms())
+            for producer_id, committed in self._deferred_markers.pop(p, []):
+                coordinator.complete_txn_offsets(p, producer_id, committed)
             self.log.mark_loaded(p, plog)
         if coordinator.groups:
             log.info("loaded groups=%d from %s", len(coordinator.groups), OFFSETS_TOPIC)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kafkapy.metadata.models import TopicInfo
+from kafkapy.protocol.control_batch import marker_of_batch
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.record_batch import (
     NO_PRODUCER_EPOCH,
@@ -47,10 +48,13 @@ READ_CHUNK = 1 << 20
 _warned_rf: set[tuple[int, str]] = set()
 
 
-def read_log_records(plog: PartitionLog) -> list[tuple[bytes, bytes | None]]:
-    """Every (key, value) of a partition log in offset order (control batches skipped): what a
-    coordinator replays when it loads a partition."""
-    out: list[tuple[bytes, bytes | None]] = []
+def read_log_records(plog: PartitionLog, *, transactions: bool = False) -> list[tuple]:
+    """Every record of a partition log in offset order: what a coordinator replays when it
+    loads a partition. Plain records are ``(key, value)``; control batches are skipped unless
+    ``transactions``, which also tags records of transactional batches ``(key, value, producer
+    id, None)`` and reports each transaction marker as ``(None, None, producer id, committed)``
+    (the group coordinator's transactional offsets)."""
+    out: list[tuple] = []
     offset = plog.log_start_offset
     end = plog.log_end_offset
     while offset < end:
@@ -59,10 +63,19 @@ def read_log_records(plog: PartitionLog) -> list[tuple[bytes, bytes | None]]:
             break
         view = memoryview(data)
         for pos, h in iter_batches(data):
-            if not h.is_control:
-                for r in decode_records(view[pos : pos + h.size]):
+            batch = view[pos : pos + h.size]
+            if h.is_control:
+                if transactions:
+                    marker = marker_of_batch(batch)
+                    if marker is not None:
+                        out.append((None, None, h.producer_id, marker.committed))
+            else:
+                txn = transactions and h.is_transactional
+                for r in decode_records(batch):
                     if r.key is not None:
-                        out.append((r.key, r.value))
+                        out.append(
+                            (r.key, r.value, h.producer_id, None) if txn else (r.key, r.value)
+                        )
             offset = h.next_offset
     return out
 
@@ -165,11 +178,16 @@ class InternalTopicLog:
             [Record(0, now_ms, k, v) for k, v in records],
             producer_id=producer_id,
             producer_epoch=producer_epoch,
+            base_sequence=0 if producer_id >= 0 else -1,  # as Kafka's coordinators write
             is_transactional=transactional,
         )
         try:
             res = plog.append_as_leader(
-                batch, leader_epoch=epoch, now_ms=now_ms, verification_guard=verification_guard
+                batch,
+                leader_epoch=epoch,
+                now_ms=now_ms,
+                verification_guard=verification_guard,
+                coordinator=producer_id >= 0,
             )
         except (StorageError, RecordBatchError) as e:
             raise InternalAppendError(e.error_code, str(e)) from None

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from kafkapy.coordinator.group.state import append_error_to_response_error
+from kafkapy.coordinator.group.txn_store import TxnAppend
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.storage.log import PartitionLog
@@ -47,9 +48,25 @@ class ConsumerOffsetsLog:
         self._written: dict[int, tuple[int, int]] = {}
 
     def append(
-        self, partition: int, records: list[tuple[bytes, bytes | None]], now_ms: int
+        self,
+        partition: int,
+        records: list[tuple[bytes, bytes | None]],
+        now_ms: int,
+        *,
+        txn: TxnAppend | None = None,
     ) -> None:
-        mark = self._log.append(partition, records, now_ms)
+        if txn is None:
+            mark = self._log.append(partition, records, now_ms)
+        else:  # a transactional offset commit: the producer's transactional batch
+            mark = self._log.append(
+                partition,
+                records,
+                now_ms,
+                producer_id=txn.producer_id,
+                producer_epoch=txn.producer_epoch,
+                transactional=True,
+                verification_guard=txn.verification_guard,
+            )
         self._written[partition] = (mark.leader_epoch, mark.end_offset)
 
     def forget(self, partitions: Iterable[int]) -> None:

@@ -21,7 +21,7 @@ A partition whose producer already has a transaction open there needs no questio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -122,9 +122,12 @@ async def verify_partitions(
     broker,
     transactional_id: str,
     batches: Sequence[TransactionalBatch],
+    map_error: Callable[[int], tuple[ErrorCode, str | None]] = map_verification_error,
 ) -> tuple[dict[TopicPartition, object], dict[TopicPartition, tuple[ErrorCode, str | None]]]:
     """Start verification where needed and ask the coordinator. Returns the guard each
-    partition's append must present, and the partitions refused (error, message)."""
+    partition's append must present, and the partitions refused (error, message) as
+    ``map_error`` maps the coordinator's answers (producers' mapping by default; the group
+    coordinator's TxnOffsetCommit maps them its own way)."""
     guards: dict[TopicPartition, object] = {}
     if not broker.config.transaction_partition_verification_enable:
         return {(b.topic, b.partition): SKIP_VERIFICATION for b in batches}, {}
@@ -147,7 +150,7 @@ async def verify_partitions(
     )
     refused = {}
     for tp in ask:
-        err, msg = map_verification_error(answers.get(tp, ErrorCode.none))
+        err, msg = map_error(answers.get(tp, ErrorCode.none))
         if err != ErrorCode.none:
             refused[tp] = (err, msg)
     return guards, refused

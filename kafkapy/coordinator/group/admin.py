@@ -164,7 +164,9 @@ class GroupAdmin:
             if not (group.is_empty() if isinstance(group, ConsumerGroup) else group.is_in(S.EMPTY)):
                 result[gid] = E.non_empty_group
                 continue
-            records: Records = [(rec.offset_key(gid, t, p), None) for t, p in group.offsets]
+            # pending transactional offsets are tombstoned too (Kafka 4.0's deleteAllOffsets)
+            tps = set(group.offsets) | self.state.txn_offsets.unstable(gid)
+            records: Records = [(rec.offset_key(gid, t, p), None) for t, p in sorted(tps)]
             if isinstance(group, ConsumerGroup):
                 records += crec.group_tombstones(group)
             else:
@@ -179,6 +181,7 @@ class GroupAdmin:
 
     def drop_group(self, group: Group, now_ms: int) -> None:
         """The group's tombstones are written: cancel its timers and forget it."""
+        self.state.txn_offsets.drop_groups([group.group_id])
         if isinstance(group, ConsumerGroup):
             for mid in list(group.members):
                 self.sessions.cancel(group.group_id, mid)

@@ -30,6 +30,7 @@ part                        serves
 ``consumer_sessions``       consumer members' deadlines; ``consumer_fencing`` what follows
 ``migration``               online upgrade/downgrade (group.consumer.migration.policy)
 ``offsets``                 OffsetCommit, OffsetFetch, OffsetDelete
+``txn_offsets``             TxnOffsetCommit and the transaction markers' group hook
 ``offset_expiry``           offsets.retention.minutes
 ``admin``                   ListGroups, DescribeGroups, ConsumerGroupDescribe, DeleteGroups
 ==========================  ===============================================================
@@ -70,6 +71,7 @@ from .state import (
 )
 from .timers import Timers
 from .topics import TopicsView
+from .txn_offsets import GroupTxnOffsets
 
 __all__ = [
     "CommitOffset",
@@ -132,6 +134,10 @@ class GroupCoordinator:
         self.fetch_offsets = offsets.fetch
         self.delete_offsets = offsets.delete
         self.expire_offsets = expiry.expire_offsets
+        txn_offsets = GroupTxnOffsets(state)
+        self.commit_txn_offsets = txn_offsets.commit
+        self.complete_txn_offsets = txn_offsets.complete
+        self.unstable_offsets = txn_offsets.unstable_offsets
         # admin
         self.list_groups = admin.list_groups
         self.describe_group = admin.describe_group

@@ -8,6 +8,12 @@ each key wins and a tombstone removes it. A group is of the kind of its last met
 or to an empty classic group created for them. Loaded members' sessions start at load time.
 Records of kinds this broker does not know are skipped (counted in one log line), undecodable
 ones too (one warning each).
+
+Offsets committed in transactions (``txn_offsets``) come in transactional batches: a record is
+then ``(key, value, producer id, None)`` and a transaction marker ``(None, None, producer id,
+committed)``. A producer's offsets stay pending until its marker: a commit applies those not
+superseded by a later plain commit of the same partition, an abort drops them; offsets still
+pending at the end of the log are loaded as pending.
 """
 
 from __future__ import annotations
@@ -46,17 +52,29 @@ class PartitionLoader:
             self.state.owned.add(p)
         self.expiry.ensure_timer(now_ms)
 
-    def load_partition(
-        self, partition: int, records: Iterable[tuple[bytes, bytes | None]], now_ms: int
-    ) -> None:
-        """Replay a partition's records (in log order) and start serving its groups."""
+    def load_partition(self, partition: int, records: Iterable[tuple], now_ms: int) -> None:
+        """Replay a partition's records (in log order) and start serving its groups. Each item
+        is ``(key, value)``, or ``(key, value, producer id, marker)`` from transactional batches
+        (see the module docstring)."""
         state = self.state
         metas: dict[str, rec.GroupValue | None] = {}
         offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
+        offsets_at: dict[tuple[str, tuple[str, int]], int] = {}  # position of the plain offset
+        pending: dict[int, dict[tuple[str, tuple[str, int]], tuple[int, OffsetAndMetadata]]] = {}
         modern: dict[str, dict] = {}
         kind_at: dict[str, tuple[int, str]] = {}  # group -> (position, kind) of its last metadata
         skipped = 0
-        for pos, (key_bytes, value_bytes) in enumerate(records):
+        for pos, item in enumerate(records):
+            key_bytes, value_bytes = item[0], item[1]
+            producer_id = item[2] if len(item) > 2 else -1
+            if len(item) > 3 and item[3] is not None:  # a transaction marker
+                ended = pending.pop(producer_id, {})
+                if item[3]:
+                    for (gid, tp), (at, om) in ended.items():
+                        if offsets_at.get((gid, tp), -1) < at:
+                            offsets.setdefault(gid, {})[tp] = om
+                            offsets_at[(gid, tp)] = at
+                continue
             try:
                 key = rec.decode_key(key_bytes)
                 if key is None:
@@ -77,17 +95,30 @@ class PartitionLoader:
                 elif isinstance(key, rec.OffsetKey):
                     group_offsets = offsets.setdefault(key.group, {})
                     tp = (key.topic, key.partition)
-                    if value_bytes is None:
-                        group_offsets.pop(tp, None)
-                    else:
+                    gtp = (key.group, tp)
+                    om = None
+                    if value_bytes is not None:
                         v = rec.decode_offset_value(value_bytes)
-                        group_offsets[tp] = OffsetAndMetadata(
+                        om = OffsetAndMetadata(
                             v.offset,
                             v.leader_epoch,
                             v.metadata,
                             v.commit_timestamp,
                             v.expire_timestamp,
                         )
+                    if producer_id >= 0:  # in a transaction: pending until its marker
+                        if om is None:
+                            pending.setdefault(producer_id, {}).pop(gtp, None)
+                        else:
+                            pending.setdefault(producer_id, {})[gtp] = (pos, om)
+                    elif om is None:
+                        group_offsets.pop(tp, None)
+                        offsets_at.pop(gtp, None)
+                        for entries in pending.values():  # a tombstone removes pending ones
+                            entries.pop(gtp, None)
+                    else:
+                        group_offsets[tp] = om
+                        offsets_at[gtp] = pos
                 else:
                     metas[key.group] = (
                         None if value_bytes is None else rec.decode_group_value(value_bytes)
@@ -113,6 +144,12 @@ class PartitionLoader:
             if group is None:
                 group = state.groups[gid] = ClassicGroup(gid, now_ms)
             group.offsets.update(tps)
+        for producer_id, entries in pending.items():
+            for (gid, tp), (at, om) in entries.items():
+                if gid not in state.groups:
+                    state.groups[gid] = ClassicGroup(gid, now_ms)
+                later_plain = offsets_at.get((gid, tp), -1) > at
+                state.txn_offsets.add(gid, producer_id, tp, om, superseded=later_plain)
         state.loading.discard(partition)
         state.owned.add(partition)
         for group in state.groups.values():

@@ -32,11 +32,18 @@ def validate_classic_member(group: ClassicGroup, member_id: str, instance_id: st
 
 
 def check_classic_commit(
-    group: ClassicGroup, generation_id: int, member_id: str, instance_id: str | None
+    group: ClassicGroup,
+    generation_id: int,
+    member_id: str,
+    instance_id: str | None,
+    *,
+    transactional: bool = False,
 ) -> int:
     """A generation below zero with no member is a simple consumer or an admin client, allowed
     while the group is empty; a member commits at the current generation, not while the group
-    waits for the leader's assignment."""
+    waits for the leader's assignment. A transactional commit (TxnOffsetCommit) that names no
+    member is allowed in any state (older producers send none), and is not held back by a
+    rebalance."""
     if group.is_in(S.DEAD):
         return E.coordinator_not_available
     if generation_id < 0 and group.is_in(S.EMPTY):
@@ -47,26 +54,35 @@ def check_classic_commit(
             return err
         if generation_id != group.generation_id:
             return E.illegal_generation
-    elif not group.is_in(S.EMPTY):
+    elif not transactional and not group.is_in(S.EMPTY):
         return E.unknown_member_id
-    if group.is_in(S.COMPLETING_REBALANCE):
+    if not transactional and group.is_in(S.COMPLETING_REBALANCE):
         return E.rebalance_in_progress
     return E.none
 
 
 def check_consumer_commit(
-    group: ConsumerGroup, member_epoch: int, member_id: str, api_version: int
+    group: ConsumerGroup,
+    member_epoch: int,
+    member_id: str,
+    api_version: int,
+    instance_id: str | None = None,
+    *,
+    transactional: bool = False,
 ) -> int:
     """Kafka's ConsumerGroup.validateOffsetCommit: an epoch below zero is an admin client or
     a simple consumer, allowed while the group is empty; members of the consumer protocol
     must use v9+ and commit at their current member epoch (else STALE_MEMBER_EPOCH), members
-    of the classic protocol with their generation = member epoch (else ILLEGAL_GENERATION)."""
+    of the classic protocol with their generation = member epoch (else ILLEGAL_GENERATION).
+    A transactional commit naming no member, epoch or instance is allowed (no version rule)."""
     if member_epoch < 0 and group.is_empty():
+        return E.none
+    if transactional and member_epoch == -1 and not member_id and instance_id is None:
         return E.none
     member = group.members.get(member_id)
     if member is None:
         return E.unknown_member_id
-    if member.classic is None and api_version < 9:
+    if not transactional and member.classic is None and api_version < 9:
         return E.unsupported_version
     if member_epoch != member.member_epoch:
         return E.illegal_generation if member.classic is not None else E.stale_member_epoch

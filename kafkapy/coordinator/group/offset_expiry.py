@@ -7,7 +7,8 @@ Stable classic group of the 'consumer' protocol type, only offsets of topics no 
 to expire, from their commit; other non-empty classic groups keep their offsets; a group without
 a protocol type (simple consumers, admin clients) from the commit. In a consumer group, offsets
 of topics no member subscribes to expire from their commit, and an empty consumer group whose
-offsets all expired is removed.
+offsets all expired is removed. Partitions with a pending transactional commit keep their offset,
+and their group, until the transaction ends (Kafka's rule).
 """
 
 from __future__ import annotations
@@ -52,9 +53,10 @@ class OffsetExpiry:
         """Offsets of topics no member subscribes to expire offsets.retention.minutes after their
         commit (Kafka's consumer-group rule); an empty group with no offsets left is removed."""
         subscribed = group.subscribed_topic_names(self.state.regex_topics)
+        unstable = self.state.txn_offsets.unstable(group.group_id)
         expired = []
         for (topic, partition), om in group.offsets.items():
-            if topic in subscribed:
+            if topic in subscribed or (topic, partition) in unstable:
                 continue
             if om.expire_timestamp >= 0:
                 gone = now_ms >= om.expire_timestamp
@@ -63,7 +65,7 @@ class OffsetExpiry:
             if gone:
                 expired.append((topic, partition))
         records: Records = [(rec.offset_key(group.group_id, t, p), None) for t, p in expired]
-        drop = group.is_empty() and len(expired) == len(group.offsets)
+        drop = group.is_empty() and len(expired) == len(group.offsets) and not unstable
         if drop:
             records += crec.group_tombstones(group)
         if not records or self.state.append(group.group_id, records, now_ms):
@@ -109,9 +111,13 @@ class OffsetExpiry:
                 def base(om: OffsetAndMetadata) -> int:
                     return om.commit_timestamp
 
+            unstable = state.txn_offsets.unstable(group.group_id)
             expired = []
             for (topic, partition), om in group.offsets.items():
-                if subscribed is not None and topic in subscribed:
+                if (subscribed is not None and topic in subscribed) or (
+                    topic,
+                    partition,
+                ) in unstable:
                     continue
                 if om.expire_timestamp >= 0:
                     gone = now_ms >= om.expire_timestamp
@@ -121,7 +127,7 @@ class OffsetExpiry:
                     expired.append((topic, partition))
             records: Records = [(rec.offset_key(group.group_id, t, p), None) for t, p in expired]
             drop = group.is_in(S.EMPTY) and not group.members and len(expired) == len(group.offsets)
-            drop = drop and not group.pending_members
+            drop = drop and not group.pending_members and not unstable
             if drop:
                 records.append((rec.group_key(group.group_id), None))
             if not records or state.append(group.group_id, records, now_ms):

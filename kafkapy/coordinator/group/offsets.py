@@ -14,12 +14,10 @@ The API, one method per request:
 - ``fetch(group_id, topics, require_stable, member_id, member_epoch)``: (group error, rows);
 - ``delete(group_id, partitions, now_ms)``: (group error, error per partition).
 
-Transactional commits (TxnOffsetCommit, KIP-98/KIP-447) belong in this module, next to
-``commit``: they are validated with the same ``member_checks`` (generation/member id fencing),
-written as the same offset records by the transactional producer, held as *pending* offsets per
-producer id (not visible to ``fetch``), made visible when the transaction's commit marker lands on
-the group's __consumer_offsets partition and dropped on abort. ``fetch`` with ``require_stable``
-then answers UNSTABLE_OFFSET_COMMIT for partitions with pending offsets. None of that exists yet.
+Transactional commits (TxnOffsetCommit) are ``txn_offsets``: pending per producer until the
+transaction's marker; a plain commit written after a pending one supersedes it, a tombstone
+removes it (``TxnOffsetStore``), and the OffsetFetch handler reports partitions with pending
+offsets as UNSTABLE_OFFSET_COMMIT when asked for stable offsets.
 """
 
 from __future__ import annotations
@@ -119,6 +117,7 @@ class GroupOffsets:
                 result[tp] = err
             return result
         group.offsets.update(updates)
+        state.txn_offsets.supersede(group_id, updates)
         for tp in updates:
             result[tp] = E.none
         return result
@@ -134,8 +133,8 @@ class GroupOffsets:
     ) -> tuple[int, list[tuple[str, int, OffsetAndMetadata | None]]]:
         """(group error, [(topic, partition, committed or None)]); topics None means all.
 
-        ``require_stable`` matters only with pending transactional commits, which do not exist
-        before the transaction coordinator does. ``member_id``/``member_epoch`` (OffsetFetch v9)
+        ``require_stable`` is answered by the handler (``unstable_offsets``: partitions with a
+        pending transactional commit). ``member_id``/``member_epoch`` (OffsetFetch v9)
         are checked for consumer groups, as Kafka does: UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH."""
         err = self.state.group_error(group_id)
         if err:
@@ -192,6 +191,6 @@ class GroupOffsets:
         if err:
             return err, {}
         for tp, e in result.items():
-            if e == E.none:
-                group.offsets.pop(tp, None)
+            if e == E.none and group.offsets.pop(tp, None) is not None:
+                state.txn_offsets.remove(group_id, [tp])
         return E.none, result

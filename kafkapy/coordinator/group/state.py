@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Any, Protocol
 
 from kafkapy.protocol.errors import ErrorCode as E
 
@@ -26,6 +26,7 @@ from .consumer import ConsumerGroup, ConsumerMember, member_topics
 from .partitioning import partition_for
 from .timers import Timers
 from .topics import NoTopics, TopicsView, topics_matching
+from .txn_store import TxnOffsetStore
 
 log = logging.getLogger("kafkapy.coordinator.group")
 
@@ -37,11 +38,18 @@ Group = ClassicGroup | ConsumerGroup
 
 class OffsetsLog(Protocol):
     """Where the coordinator's records go: one __consumer_offsets partition per call, all or
-    nothing. Raises on failure: an exception with an ``error_code`` (a produce error) is answered
-    as ``append_error_to_response_error`` says, any other with COORDINATOR_NOT_AVAILABLE."""
+    nothing; with ``txn`` (a ``txn_offsets.TxnAppend``) as a transactional batch of that
+    producer. Raises on failure: an exception with an ``error_code`` (a produce error) is
+    answered as ``append_error_to_response_error`` says, any other with
+    COORDINATOR_NOT_AVAILABLE."""
 
     def append(
-        self, partition: int, records: list[tuple[bytes, bytes | None]], now_ms: int
+        self,
+        partition: int,
+        records: list[tuple[bytes, bytes | None]],
+        now_ms: int,
+        *,
+        txn: Any = None,
     ) -> None: ...
 
 
@@ -78,6 +86,7 @@ class CoordinatorState:
         self.timers = Timers()
         self.owned: set[int] = set()
         self.loading: set[int] = set()
+        self.txn_offsets = TxnOffsetStore()
 
     # -- ownership -----------------------------------------------------------------------------
     def partition_for(self, group_id: str) -> int:
@@ -101,12 +110,16 @@ class CoordinatorState:
         return self.partition_for(group_id) in self.owned
 
     # -- the log -------------------------------------------------------------------------------
-    def append(self, group_id: str, records: Records, now_ms: int) -> int:
-        """Write ``records`` to the group's partition; the error to answer, or NONE."""
+    def append(self, group_id: str, records: Records, now_ms: int, *, txn: Any = None) -> int:
+        """Write ``records`` to the group's partition (a transactional batch with ``txn``); the
+        error to answer, or NONE."""
         if not records:
             return E.none
         try:
-            self.log.append(self.partition_for(group_id), records, now_ms)
+            if txn is None:
+                self.log.append(self.partition_for(group_id), records, now_ms)
+            else:
+                self.log.append(self.partition_for(group_id), records, now_ms, txn=txn)
         except Exception as e:  # storage or replication failure: the client retries
             log.warning("cannot append to __consumer_offsets group=%s error=%r", group_id, e)
             code = getattr(e, "error_code", None)

@@ -42,5 +42,6 @@ from . import (  # noqa: F401
     offset_for_leader_epoch,
     produce,
     sync_group,
+    txn_offset_commit,
     write_txn_markers,
 )

@@ -4,11 +4,11 @@ The committed offset, leader epoch (v5+) and metadata of each requested partitio
 empty metadata) where nothing is committed, including for groups that do not exist. A null
 topic list (v2+) returns every committed partition of the group. v1 reports group errors on each
 partition; v2-7 also as a top-level error; v8+ asks for several groups at once, each with its own
-error. require_stable (v7+) only matters with pending transactional commits, which do not exist
-before the transaction coordinator does. v9 carries a member id and epoch per group: for a
-consumer-protocol group they must name a member at its current epoch (UNKNOWN_MEMBER_ID,
-STALE_MEMBER_EPOCH), unless both are absent (-1, null: admin clients). Errors: NOT_COORDINATOR,
-COORDINATOR_LOAD_IN_PROGRESS, INVALID_GROUP_ID.
+error. require_stable (v7+): a partition with an offset committed in a transaction that has not
+ended yet answers UNSTABLE_OFFSET_COMMIT (offset -1); the client retries. v9 carries a member id
+and epoch per group: for a consumer-protocol group they must name a member at its current epoch
+(UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH), unless both are absent (-1, null: admin clients).
+Errors: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, INVALID_GROUP_ID.
 """
 
 from __future__ import annotations
@@ -21,15 +21,24 @@ from .group_common import coordinator
 
 
 def _fetch(ctx, group_id, topics, require_stable, member_id=None, member_epoch=-1):
+    """(group error, rows, partitions to answer UNSTABLE_OFFSET_COMMIT)."""
     wanted = None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
-    return coordinator(ctx).fetch_offsets(
+    c = coordinator(ctx)
+    err, rows = c.fetch_offsets(
         group_id, wanted, require_stable, member_id=member_id, member_epoch=member_epoch
     )
+    unstable = c.unstable_offsets(group_id) if require_stable and not err else set()
+    return err, rows, unstable
 
 
-def _topics(ctx, names, rows, group_error, topic_cls, part_cls):
+def _topics(ctx, names, fetched, topic_cls, part_cls):
+    group_error, rows, unstable = fetched
     by_topic: dict[str, list] = {}
     for topic, partition, om in rows:
+        if (topic, partition) in unstable:
+            om, error = None, ErrorCode.unstable_offset_commit
+        else:
+            error = group_error if ctx.version < 2 else ErrorCode.none
         by_topic.setdefault(topic, []).append(
             build(
                 part_cls,
@@ -37,7 +46,7 @@ def _topics(ctx, names, rows, group_error, topic_cls, part_cls):
                 committed_offset=om.offset if om else -1,
                 committed_leader_epoch=om.leader_epoch if om else -1,
                 metadata=om.metadata if om else "",
-                error_code=group_error if ctx.version < 2 else ErrorCode.none,
+                error_code=error,
             )
         )
     if group_error and ctx.version < 2 and names is not None:
@@ -62,7 +71,7 @@ async def handle(ctx, request):
     if ctx.version >= 8:
         groups = []
         for g in request.groups:
-            err, rows = _fetch(
+            fetched = _fetch(
                 ctx,
                 g.group_id,
                 g.topics,
@@ -77,27 +86,25 @@ async def handle(ctx, request):
                     topics=_topics(
                         ctx,
                         g.topics,
-                        rows,
-                        err,
+                        fetched,
                         R.OffsetFetchResponseTopics,
                         R.OffsetFetchResponsePartitions,
                     ),
-                    error_code=err,
+                    error_code=fetched[0],
                 )
             )
         return build(R.OffsetFetchResponse, throttle_time=THROTTLE_NONE, groups=tuple(groups))
     require_stable = getattr(request, "require_stable", False)
-    err, rows = _fetch(ctx, request.group_id, request.topics, require_stable)
+    fetched = _fetch(ctx, request.group_id, request.topics, require_stable)
     return build(
         R.OffsetFetchResponse,
         throttle_time=THROTTLE_NONE,
         topics=_topics(
             ctx,
             request.topics,
-            rows,
-            err,
+            fetched,
             R.OffsetFetchResponseTopic,
             R.OffsetFetchResponsePartition,
         ),
-        error_code=err,
+        error_code=fetched[0],
     )

@@ -1,0 +1,132 @@
+"""TxnOffsetCommit (key 28), versions 0-4.
+
+A transactional producer commits a group's offsets inside its transaction
+(``send_offsets_to_transaction``), after AddOffsetsToTxn added the group's __consumer_offsets
+partition to it. The group coordinator (coordinator/group/txn_offsets.py):
+
+- KIP-890: before the producer's first transactional write to that partition, asks the
+  transaction coordinator whether the partition is in the transaction (as a partition leader
+  does for Produce); PRODUCER_FENCED comes back as INVALID_PRODUCER_EPOCH, a partition not in the
+  transaction as TRANSACTION_ABORTABLE (v4+) or INVALID_TXN_STATE, a coordinator it cannot reach
+  as COORDINATOR_LOAD_IN_PROGRESS (clients retry without a lookup);
+- KIP-447 (v3+): the consumer's generation id, member id and group instance id fence zombie
+  instances of a consumer group (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID);
+  a commit that names no member is allowed, as before v3;
+- writes the offsets as a transactional batch of the producer on __consumer_offsets and answers
+  once the ISR has it; they stay invisible (pending) until the transaction's marker: visible on
+  commit, dropped on abort (OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT
+  meanwhile).
+
+Per partition: UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist,
+OFFSET_METADATA_TOO_LARGE; NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS (COORDINATOR_NOT_AVAILABLE
+before v2, as Kafka answers clients older than 2.0), COORDINATOR_NOT_AVAILABLE when the write
+did not reach the ISR. v5 (KIP-890 part 2) is not served (no transaction.version 2).
+"""
+
+from __future__ import annotations
+
+from kafkapy.coordinator.group.offsets import CommitOffset
+from kafkapy.coordinator.group.state import append_error_to_response_error
+from kafkapy.metadata.names import OFFSETS_TOPIC
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from ..txn_verification import TransactionalBatch, verify_partitions
+from .group_common import UNKNOWN_TOPIC, now_ms, partition_exists, service
+
+
+async def _verify(ctx, request, partition: int) -> tuple[object | None, ErrorCode]:
+    """The KIP-890 guard for the producer's transactional write to the group's partition."""
+    version = ctx.version
+
+    def map_error(code: int) -> tuple[ErrorCode, str | None]:
+        err = ErrorCode(code)
+        if err == ErrorCode.producer_fenced:
+            err = ErrorCode.invalid_producer_epoch
+        elif err == ErrorCode.transaction_abortable and version < 4:
+            err = ErrorCode.invalid_txn_state
+        elif err == ErrorCode.network_exception:
+            err = ErrorCode.coordinator_load_in_progress
+        return ErrorCode(append_error_to_response_error(err)), None
+
+    batch = TransactionalBatch(
+        OFFSETS_TOPIC, partition, request.producer_id, request.producer_epoch, -1
+    )
+    guards, refused = await verify_partitions(
+        ctx.broker, request.transactional_id, [batch], map_error
+    )
+    tp = (OFFSETS_TOPIC, partition)
+    if tp in refused:
+        return None, refused[tp][0]
+    return guards.get(tp), ErrorCode.none
+
+
+@api("TxnOffsetCommit")
+async def handle(ctx, request):
+    R = ctx.R
+    svc = service(ctx)
+    coordinator = svc.coordinator
+    offsets: dict[tuple[str, int], CommitOffset] = {}
+    errors: dict[tuple[str, int], int] = {}
+    for t in request.topics:
+        for p in t.partitions:
+            tp = (t.name, p.partition_index)
+            if not partition_exists(ctx, t.name, p.partition_index):
+                errors[tp] = UNKNOWN_TOPIC
+                continue
+            offsets[tp] = CommitOffset(
+                p.committed_offset,
+                getattr(p, "committed_leader_epoch", -1),
+                p.committed_metadata,
+            )
+    if offsets:
+        group_id = request.group_id
+        err = coordinator.state.group_error(group_id)
+        guard = None
+        if not err:
+            guard, err = await _verify(ctx, request, coordinator.partition_for(group_id))
+        if err:
+            results = dict.fromkeys(offsets, err)
+        else:
+            results = coordinator.commit_txn_offsets(
+                group_id,
+                request.producer_id,
+                request.producer_epoch,
+                getattr(request, "generation_id", -1),
+                getattr(request, "member_id", ""),
+                getattr(request, "group_instance_id", None),
+                offsets,
+                now_ms(),
+                verification_guard=guard,
+                api_version=ctx.version,
+            )
+            svc.kick()
+            if any(e == 0 for e in results.values()):
+                err = await svc.replicated(group_id)
+                if err:
+                    results = {tp: e or err for tp, e in results.items()}
+        errors.update(results)
+    if ctx.version < 2:
+        errors = {
+            tp: ErrorCode.coordinator_not_available
+            if e == ErrorCode.coordinator_load_in_progress
+            else e
+            for tp, e in errors.items()
+        }
+    topics = tuple(
+        build(
+            R.TxnOffsetCommitResponseTopic,
+            name=t.name,
+            partitions=tuple(
+                build(
+                    R.TxnOffsetCommitResponsePartition,
+                    partition_index=p.partition_index,
+                    error_code=errors[(t.name, p.partition_index)],
+                )
+                for p in t.partitions
+            ),
+        )
+        for t in request.topics
+    )
+    return build(R.TxnOffsetCommitResponse, throttle_time=THROTTLE_NONE, topics=topics)
