@@ -20,6 +20,10 @@ TOOLS: dict[str, tuple[str, str]] = {
     "producer-perf-test": ("kafkapy.cli.perf", "measure producer throughput and latency"),
     "consumer-perf-test": ("kafkapy.cli.perf", "measure consumer throughput"),
     "zookeeper-shell": ("kafkapy.cli.zookeeper_shell", "ls, get and stat znodes in ZooKeeper"),
+    "transactions": (
+        "kafkapy.cli.transactions",
+        "list, describe, find hanging and abort transactions",
+    ),
     "reassign-partitions": (
         "kafkapy.cli.reassign_partitions",
         "move partition replicas between brokers (execute, verify, cancel, list)",

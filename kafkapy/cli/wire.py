@@ -1,5 +1,6 @@
 """A small blocking Kafka protocol client for the tools' needs that confluent-kafka does not cover
-(ApiVersions of every broker, OffsetDelete): sends kio request entities, decodes responses."""
+(ApiVersions of every broker, OffsetDelete, the transaction APIs): sends kio request entities,
+decodes responses."""
 
 from __future__ import annotations
 
@@ -52,6 +53,15 @@ class Connection:
         self.close()
 
     def request(self, entity: Any) -> Any:
+        frame, pos = self.request_raw(entity)
+        value, _ = entity_reader(load_response_schema(entity.__api_key__, entity.__version__))(
+            frame, pos
+        )
+        return value
+
+    def request_raw(self, entity: Any) -> tuple[bytes, int]:
+        """Send a request entity; the response frame and where its body starts (for the few
+        responses a tool decodes itself)."""
         api_key, version = entity.__api_key__, entity.__version__
         self._corr += 1
         flexible = is_flexible(api_key, version)
@@ -68,8 +78,7 @@ class Connection:
         pos = 4
         if flexible and api_key != API_VERSIONS:
             pos += 1  # empty tagged fields of response header v1
-        value, _ = entity_reader(load_response_schema(api_key, version))(frame, pos)
-        return value
+        return frame, pos
 
     def _recv(self, n: int) -> bytes:
         out = bytearray()

@@ -1,0 +1,541 @@
+"""`kafkapy transactions` (kafka-transactions.sh): inspect transactions, find hanging ones and
+abort them, with Kafka's TransactionsCommand's commands, flags and output.
+
+- ``list [--duration-filter MS]``: every transactional id of every broker (ListTransactions), as
+  ``TransactionalId Coordinator ProducerId TransactionState``;
+- ``describe --transactional-id ID``: its coordinator's view (DescribeTransactions);
+- ``describe-producers --topic T --partition P [--broker-id N]``: the producers of a partition
+  (DescribeProducers, on its leader or the replica on broker N);
+- ``abort --topic T --partition P (--start-offset O | --producer-id --producer-epoch
+  --coordinator-epoch)``: write an abort marker for one open transaction on one partition
+  (WriteTxnMarkers to the partition's leader), as an administrator recovering a hanging
+  transaction does;
+- ``find-hanging (--topic T [--partition P] | --broker-id N) [--max-transaction-timeout MIN]``:
+  open transactions older than the maximum timeout that their coordinator does not know about
+  (no transactional id has their producer id, or its transaction does not include the
+  partition).
+
+Tables are printed as Kafka's ToolsUtils.prettyPrintTable prints them: each column padded to its
+widest value and followed by a tab. A failure prints one line (``Failed to ...: message.``) and
+exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import struct
+import sys
+import time
+from typing import Any
+
+from kafkapy.cli.common import CliError, ToolParser, load_properties
+from kafkapy.cli.wire import Connection, connect_any
+from kafkapy.protocol.errors import ErrorCode, error_name
+from kafkapy.protocol.wire import read_uvarint, skip_tagged_fields
+
+DESCRIPTION = (
+    "This tool is used to analyze the transactional state of producers in the cluster. "
+    "It can be used to detect and recover from hanging transactions."
+)
+DEBUG_HINT = " Enable debug logging for additional detail."
+
+# Kafka's messages for the errors these commands meet (Errors.java)
+MESSAGES = {
+    ErrorCode.transactional_id_not_found: "The transactionalId could not be found",
+    ErrorCode.not_coordinator: "This is not the correct coordinator.",
+    ErrorCode.coordinator_not_available: "The coordinator is not available.",
+    ErrorCode.coordinator_load_in_progress: (
+        "The coordinator is loading and hence can't process requests."
+    ),
+    ErrorCode.unknown_topic_or_partition: "This server does not host this topic-partition.",
+    ErrorCode.not_leader_or_follower: (
+        "For requests intended only for the leader, this error indicates that the broker is "
+        "not the current leader. For requests intended for any replica, this error indicates "
+        "that the broker is not a replica of the topic partition."
+    ),
+    ErrorCode.invalid_producer_epoch: ("Producer attempted to produce with an old epoch."),
+    ErrorCode.transaction_coordinator_fenced: (
+        "Indicates that the transaction coordinator sending a WriteTxnMarker is no longer the "
+        "current coordinator for a given producer."
+    ),
+}
+
+
+def message(code: int) -> str:
+    return MESSAGES.get(ErrorCode(code), error_name(code))
+
+
+def pretty_table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(v)) for w, v in zip(widths, row, strict=True)]
+    return "".join(
+        "".join(f"{v:<{w}}\t" for v, w in zip(row, widths, strict=True)) + "\n"
+        for row in [headers, *rows]
+    )
+
+
+def fail(what: str, code: int | str) -> CliError:
+    text = code if isinstance(code, str) else message(code)
+    return CliError(f"{what}: {text}.{DEBUG_HINT}")
+
+
+class Cluster:
+    """The brokers and partitions of a cluster, with one connection per broker asked."""
+
+    def __init__(self, bootstrap: str) -> None:
+        self._bootstrap = connect_any(bootstrap)
+        self._conns: dict[int, Connection] = {}
+        md = self.metadata(None)
+        self.brokers = {b.node_id: (b.host, b.port) for b in md.brokers}
+
+    def close(self) -> None:
+        self._bootstrap.close()
+        for c in self._conns.values():
+            c.close()
+
+    def metadata(self, topics: list[str] | None) -> Any:
+        from kio.schema.metadata.v12 import request as mq
+
+        return self._bootstrap.request(
+            mq.MetadataRequest(
+                topics=None
+                if topics is None
+                else tuple(mq.MetadataRequestTopic(topic_id=None, name=t) for t in topics),
+                allow_auto_topic_creation=False,
+                include_topic_authorized_operations=False,
+            )
+        )
+
+    def conn(self, broker_id: int) -> Connection:
+        c = self._conns.get(broker_id)
+        if c is None:
+            if broker_id not in self.brokers:
+                raise CliError(f"Broker {broker_id} is not in the cluster")
+            c = self._conns[broker_id] = Connection(*self.brokers[broker_id])
+        return c
+
+    def partitions(self, topics: list[str] | None) -> dict[tuple[str, int], tuple[int, list[int]]]:
+        """(topic, partition) -> (leader, replicas); topics None: every topic, internal ones too."""
+        out = {}
+        for t in self.metadata(topics).topics:
+            if t.error_code:
+                raise fail(f"Failed to describe 1 topics ({t.name})", t.error_code)
+            for p in t.partitions:
+                out[(t.name, p.partition_index)] = (p.leader_id, list(p.replica_nodes))
+        return out
+
+    def coordinator(self, transactional_id: str) -> int:
+        from kio.schema.find_coordinator.v4 import request as fq
+
+        resp = self._bootstrap.request(
+            fq.FindCoordinatorRequest(key_type=1, coordinator_keys=(transactional_id,))
+        )
+        (c,) = resp.coordinators
+        if c.error_code:
+            raise fail(
+                f"Failed to describe transaction state of transactional-id `{transactional_id}`",
+                c.error_code,
+            )
+        self.brokers.setdefault(c.node_id, (c.host, c.port))
+        return c.node_id
+
+    def describe_producers(
+        self, tps: list[tuple[str, int]], broker_id: int | None
+    ) -> dict[tuple[str, int], list[Any]]:
+        """Active producers per partition, asked of each partition's leader (or ``broker_id``)."""
+        from kio.schema.describe_producers.v0 import request as dq
+
+        by_broker: dict[int, dict[str, list[int]]] = {}
+        leaders = self.partitions(sorted({t for t, _ in tps}))
+        for tp in tps:
+            if tp not in leaders:
+                raise fail(f"Failed to describe producers for partition {tp[0]}-{tp[1]}", 3)
+            node = leaders[tp][0] if broker_id is None else broker_id
+            by_broker.setdefault(node, {}).setdefault(tp[0], []).append(tp[1])
+        out: dict[tuple[str, int], list[Any]] = {}
+        for node, topics in by_broker.items():
+            resp = self.conn(node).request(
+                dq.DescribeProducersRequest(
+                    topics=tuple(
+                        dq.TopicRequest(name=t, partition_indexes=tuple(ps))
+                        for t, ps in topics.items()
+                    )
+                )
+            )
+            for t in resp.topics:
+                for p in t.partitions:
+                    if p.error_code:
+                        where = "leader" if broker_id is None else f"broker {broker_id}"
+                        raise fail(
+                            f"Failed to describe producers for partition "
+                            f"{t.name}-{p.partition_index} on {where}",
+                            p.error_code,
+                        )
+                    out[(t.name, p.partition_index)] = list(p.active_producers)
+        return out
+
+    def list_transactions(
+        self, producer_ids: set[int] | None = None, duration_ms: int = -1
+    ) -> dict[int, list[Any]]:
+        """ListTransactions of every broker, by broker id."""
+        from kio.schema.list_transactions.v1 import request as lq
+
+        out = {}
+        for node in sorted(self.brokers):
+            resp = self.conn(node).request(
+                lq.ListTransactionsRequest(
+                    state_filters=(),
+                    producer_id_filters=tuple(sorted(producer_ids or ())),
+                    duration_filter=duration_ms,
+                )
+            )
+            if resp.error_code:
+                raise fail("Failed to list transactions", resp.error_code)
+            out[node] = list(resp.transaction_states)
+        return out
+
+    def describe_transaction(self, transactional_id: str) -> tuple[int, dict[str, Any]]:
+        """(coordinator id, description); raises a CliError naming the error."""
+        node = self.coordinator(transactional_id)
+        state = describe_transactions(self.conn(node), [transactional_id])[0]
+        if state["error_code"]:
+            raise fail(
+                f"Failed to describe transaction state of transactional-id `{transactional_id}`",
+                state["error_code"],
+            )
+        return node, state
+
+
+def describe_transactions(conn: Connection, ids: list[str]) -> list[dict[str, Any]]:
+    """DescribeTransactions v0, decoded by hand: kio cannot read the -1 start time an id without
+    a transaction reports."""
+    from kio.schema.describe_transactions.v0 import request as dq
+
+    frame, pos = conn.request_raw(dq.DescribeTransactionsRequest(transactional_ids=tuple(ids)))
+    buf = memoryview(frame)
+
+    def compact_string(pos: int) -> tuple[str, int]:
+        n, pos = read_uvarint(buf, pos)
+        return bytes(buf[pos : pos + n - 1]).decode(), pos + n - 1
+
+    pos += 4  # throttle time
+    count, pos = read_uvarint(buf, pos)
+    out = []
+    for _ in range(count - 1):
+        (error,) = struct.unpack_from(">h", buf, pos)
+        txn_id, pos = compact_string(pos + 2)
+        state, pos = compact_string(pos)
+        timeout, start, pid, epoch = struct.unpack_from(">iqqh", buf, pos)
+        pos += 22
+        topics, pos = read_uvarint(buf, pos)
+        partitions = []
+        for _ in range(topics - 1):
+            topic, pos = compact_string(pos)
+            n, pos = read_uvarint(buf, pos)
+            partitions += [(topic, i) for i in struct.unpack_from(f">{n - 1}i", buf, pos)]
+            pos = skip_tagged_fields(buf, pos + 4 * (n - 1))
+        pos = skip_tagged_fields(buf, pos)
+        out.append(
+            {
+                "error_code": error,
+                "transactional_id": txn_id,
+                "state": state,
+                "timeout_ms": timeout,
+                "start_ms": start,
+                "producer_id": pid,
+                "producer_epoch": epoch,
+                "partitions": partitions,
+            }
+        )
+    return out
+
+
+# -- the commands --------------------------------------------------------------------------------
+
+
+def cmd_list(cluster: Cluster, opts: argparse.Namespace) -> str:
+    duration = -1 if opts.duration_filter is None else opts.duration_filter
+    rows = [
+        [t.transactional_id, str(node), str(t.producer_id), t.transaction_state]
+        for node, listings in cluster.list_transactions(duration_ms=duration).items()
+        for t in listings
+    ]
+    return pretty_table(["TransactionalId", "Coordinator", "ProducerId", "TransactionState"], rows)
+
+
+def cmd_describe(cluster: Cluster, opts: argparse.Namespace) -> str:
+    node, d = cluster.describe_transaction(opts.transactional_id)
+    start = d["start_ms"]
+    now = int(time.time() * 1000)
+    row = [
+        str(node),
+        opts.transactional_id,
+        str(d["producer_id"]),
+        str(d["producer_epoch"]),
+        d["state"],
+        str(d["timeout_ms"]),
+        str(start) if start >= 0 else "None",
+        str(now - start) if start >= 0 else "None",
+        ",".join(f"{t}-{p}" for t, p in sorted(d["partitions"])),
+    ]
+    headers = [
+        "CoordinatorId",
+        "TransactionalId",
+        "ProducerId",
+        "ProducerEpoch",
+        "TransactionState",
+        "TransactionTimeoutMs",
+        "CurrentTransactionStartTimeMs",
+        "TransactionDurationMs",
+        "TopicPartitions",
+    ]
+    return pretty_table(headers, [row])
+
+
+def cmd_describe_producers(cluster: Cluster, opts: argparse.Namespace) -> str:
+    tp = (opts.topic, opts.partition)
+    producers = cluster.describe_producers([tp], opts.broker_id)[tp]
+    rows = [
+        [
+            str(s.producer_id),
+            str(s.producer_epoch),
+            str(s.coordinator_epoch if s.coordinator_epoch >= 0 else -1),
+            str(s.last_sequence),
+            str(s.last_timestamp),
+            str(s.current_txn_start_offset) if s.current_txn_start_offset >= 0 else "None",
+        ]
+        for s in producers
+    ]
+    headers = [
+        "ProducerId",
+        "ProducerEpoch",
+        "LatestCoordinatorEpoch",
+        "LastSequence",
+        "LastTimestamp",
+        "CurrentTransactionStartOffset",
+    ]
+    return pretty_table(headers, rows)
+
+
+def cmd_abort(cluster: Cluster, opts: argparse.Namespace) -> str:
+    from kio.schema.write_txn_markers.v1 import request as wq
+
+    tp = (opts.topic, opts.partition)
+    if opts.start_offset is None and opts.producer_id is None:
+        raise CliError(
+            "The transaction to abort must be identified either with --start-offset (for "
+            "brokers on 3.0 or above) or with --producer-id, --producer-epoch, and "
+            "--coordinator-epoch (for older brokers)"
+        )
+    if opts.start_offset is None:
+        if opts.producer_epoch is None:
+            raise CliError("Missing required argument --producer-epoch")
+        if opts.coordinator_epoch is None:
+            raise CliError("Missing required argument --coordinator-epoch")
+        pid, epoch, coordinator_epoch = (
+            opts.producer_id,
+            opts.producer_epoch,
+            max(opts.coordinator_epoch, 0),
+        )
+    else:
+        producers = cluster.describe_producers([tp], None)[tp]
+        found = [s for s in producers if s.current_txn_start_offset == opts.start_offset]
+        if not found:
+            raise CliError(
+                f"Could not find any open transactions starting at offset {opts.start_offset} "
+                f"on partition {tp[0]}-{tp[1]}"
+            )
+        s = found[0]
+        pid, epoch, coordinator_epoch = (
+            s.producer_id,
+            s.producer_epoch,
+            max(s.coordinator_epoch, 0),
+        )
+    spec = (
+        f"AbortTransactionSpec(topicPartition={tp[0]}-{tp[1]}, producerId={pid}, "
+        f"producerEpoch={epoch}, coordinatorEpoch={coordinator_epoch})"
+    )
+    leader = cluster.partitions([tp[0]]).get(tp, (-1, []))[0]
+    if leader < 0:
+        raise fail(f"Failed to abort transaction {spec}", ErrorCode.not_leader_or_follower)
+    resp = cluster.conn(leader).request(
+        wq.WriteTxnMarkersRequest(
+            markers=(
+                wq.WritableTxnMarker(
+                    producer_id=pid,
+                    producer_epoch=epoch,
+                    transaction_result=False,
+                    topics=(wq.WritableTxnMarkerTopic(name=tp[0], partition_indexes=(tp[1],)),),
+                    coordinator_epoch=coordinator_epoch,
+                ),
+            )
+        )
+    )
+    for m in resp.markers:
+        for t in m.topics:
+            for p in t.partitions:
+                if p.error_code:
+                    raise fail(f"Failed to abort transaction {spec}", p.error_code)
+    return ""
+
+
+def cmd_find_hanging(cluster: Cluster, opts: argparse.Namespace) -> str:
+    if opts.topic is None and opts.broker_id is None:
+        raise CliError(
+            "The `find-hanging` command requires either --topic or --broker-id to limit the "
+            "scope of the search"
+        )
+    if opts.partition is not None and opts.topic is None:
+        raise CliError("The --partition argument requires --topic to be provided")
+    max_timeout_ms = opts.max_transaction_timeout * 60_000
+    if opts.topic is not None and opts.partition is not None:
+        tps = [(opts.topic, opts.partition)]
+    else:
+        found = cluster.partitions(None if opts.topic is None else [opts.topic])
+        tps = [
+            tp
+            for tp, (_, replicas) in sorted(found.items())
+            if opts.broker_id is None or opts.broker_id in replicas
+        ]
+    now = int(time.time() * 1000)
+    candidates = [
+        (tp, s)
+        for tp, producers in cluster.describe_producers(tps, opts.broker_id).items()
+        for s in producers
+        if s.current_txn_start_offset >= 0 and now - s.last_timestamp > max_timeout_ms
+    ]
+    hanging = []
+    if candidates:
+        pids = {s.producer_id for _, s in candidates}
+        ids = {
+            t.producer_id: t.transactional_id
+            for listings in cluster.list_transactions(pids).values()
+            for t in listings
+            if t.producer_id in pids
+        }
+        described: dict[str, set[tuple[str, int]] | None] = {}
+        for txn_id in set(ids.values()):
+            try:
+                _, d = cluster.describe_transaction(txn_id)
+                described[txn_id] = set(d["partitions"])
+            except CliError:
+                described[txn_id] = None  # not found: nothing will end the transaction
+        for tp, s in candidates:
+            partitions = described.get(ids.get(s.producer_id, ""))
+            if partitions is None or tp not in partitions:
+                hanging.append((tp, s))
+    rows = [
+        [
+            tp[0],
+            str(tp[1]),
+            str(s.producer_id),
+            str(s.producer_epoch),
+            str(s.coordinator_epoch if s.coordinator_epoch >= 0 else -1),
+            str(s.current_txn_start_offset),
+            str(s.last_timestamp),
+            str((now - s.last_timestamp) // 60_000),
+        ]
+        for tp, s in hanging
+    ]
+    headers = [
+        "Topic",
+        "Partition",
+        "ProducerId",
+        "ProducerEpoch",
+        "CoordinatorEpoch",
+        "StartOffset",
+        "LastTimestamp",
+        "Duration(min)",
+    ]
+    return pretty_table(headers, rows)
+
+
+COMMANDS = {
+    "list": cmd_list,
+    "describe": cmd_describe,
+    "describe-producers": cmd_describe_producers,
+    "abort": cmd_abort,
+    "find-hanging": cmd_find_hanging,
+}
+
+
+def parser() -> ToolParser:
+    p = ToolParser("kafka-transactions.sh", DESCRIPTION)
+    p.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="property file containing configs to be passed to admin client",
+    )
+    p.add_argument(
+        "--bootstrap-server",
+        metavar="host:port",
+        required=True,
+        help="hostname and port for the broker to connect to, in the form `host:port`  "
+        "(multiple comma-separated entries can be given)",
+    )
+    sub = p.add_subparsers(dest="command", title="commands", metavar="COMMAND")
+    sub.required = True
+    s = sub.add_parser("list", help="list transactions", description="List transactions.")
+    s.add_argument(
+        "--duration-filter",
+        type=int,
+        help="Duration (in millis) to filter by: if < 0, all transactions will be returned; "
+        "otherwise, only transactions running longer than this duration will be returned",
+    )
+    s = sub.add_parser(
+        "describe",
+        help="describe the state of an active transactional-id",
+        description="Describe the state of an active transactional-id.",
+    )
+    s.add_argument("--transactional-id", required=True, help="transactional id")
+    s = sub.add_parser(
+        "describe-producers",
+        help="describe the states of active producers for a topic partition",
+        description="Describe the states of active producers for a topic partition.",
+    )
+    s.add_argument(
+        "--broker-id",
+        type=int,
+        help="optional broker id to describe the producer state on a specific replica",
+    )
+    s.add_argument("--topic", required=True, help="topic name")
+    s.add_argument("--partition", type=int, required=True, help="partition number")
+    s = sub.add_parser(
+        "abort",
+        help="abort a hanging transaction (requires administrative privileges)",
+        description="Abort a hanging transaction (requires administrative privileges).",
+    )
+    s.add_argument("--topic", required=True, help="topic name")
+    s.add_argument("--partition", type=int, required=True, help="partition number")
+    s.add_argument("--start-offset", type=int, help="start offset of the transaction to abort")
+    s.add_argument("--producer-id", type=int, help="producer id")
+    s.add_argument("--producer-epoch", type=int, help="producer epoch")
+    s.add_argument("--coordinator-epoch", type=int, help="coordinator epoch")
+    s = sub.add_parser(
+        "find-hanging", help="find hanging transactions", description="Find hanging transactions."
+    )
+    s.add_argument("--broker-id", type=int, help="broker id to search for hanging transactions")
+    s.add_argument(
+        "--max-transaction-timeout",
+        type=int,
+        default=15,
+        help="maximum transaction timeout in minutes to limit the scope of the search "
+        "(15 minutes by default)",
+    )
+    s.add_argument(
+        "--topic", help="topic name to limit search to (required if --partition is specified)"
+    )
+    s.add_argument("--partition", type=int, help="partition number")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    opts = parser().parse_args(argv)
+    load_properties(opts.command_config)
+    cluster = Cluster(opts.bootstrap_server)
+    try:
+        sys.stdout.write(COMMANDS[opts.command](cluster, opts))
+    finally:
+        cluster.close()
+    return 0
