@@ -1517,6 +1517,36 @@ def check_txn_offset_commit(env: Env, v: int) -> None:
     assert (p.error_code, p.committed_offset, p.metadata) == (0, 4, "tm"), p
 
 
+def check_write_txn_markers(env: Env, v: int) -> None:
+    # (the markers themselves are exercised by EndTxn above and compat_tests/test_txn_*)
+    resp = env.request(
+        make(
+            "WriteTxnMarkers",
+            v,
+            env,
+            markers=[
+                {
+                    "producer_id": 123456,
+                    "producer_epoch": 0,
+                    "transaction_result": False,
+                    "coordinator_epoch": 0,
+                    "topics": [
+                        {"name": SWEEP, "partition_indexes": (7,)},
+                        {"name": "sweep-absent", "partition_indexes": (0,)},
+                    ],
+                }
+            ],
+        )
+    )
+    (m,) = resp.markers
+    got = {(t.name, p.partition_index): p.error_code for t in m.topics for p in t.partitions}
+    assert m.producer_id == 123456
+    assert got == {
+        (SWEEP, 7): E.unknown_topic_or_partition,
+        ("sweep-absent", 0): E.unknown_topic_or_partition,
+    }
+
+
 def check_describe_transactions(env: Env, v: int) -> None:
     txn = f"sweep-describe-{v}"
     pid, epoch = _init_txn(env, txn)
@@ -2160,6 +2190,7 @@ CHECKS = {
     "AddOffsetsToTxn": check_add_offsets_to_txn,
     "EndTxn": check_end_txn,
     "TxnOffsetCommit": check_txn_offset_commit,
+    "WriteTxnMarkers": check_write_txn_markers,
     "DescribeTransactions": check_describe_transactions,
     "ListTransactions": check_list_transactions,
     "OffsetForLeaderEpoch": check_offset_for_leader_epoch,
