@@ -25,7 +25,8 @@ BROKERS = (0, 1, 2)
 
 
 def broker_overrides(connect: str, broker_id: int) -> dict[str, str]:
-    """Config of one cluster broker: fast failure detection, a small __consumer_offsets."""
+    """Config of one cluster broker: fast failure detection, small __consumer_offsets and
+    __transaction_state."""
     return {
         "zookeeper.connect": connect,
         "broker.id": str(broker_id),
@@ -34,6 +35,7 @@ def broker_overrides(connect: str, broker_id: int) -> dict[str, str]:
         "replica.fetch.wait.max.ms": "200",
         "offsets.topic.num.partitions": "3",
         "offsets.topic.replication.factor": "3",
+        "transaction.state.log.num.partitions": "3",
         "group.initial.rebalance.delay.ms": "0",
         "replica.high.watermark.checkpoint.interval.ms": "500",
     }
