@@ -49,7 +49,14 @@ def producer_config(bootstrap: str) -> dict:
 
 
 def consumer_proc(
-    bootstrap: str, topic: str, expected, timeout: float, cpu: int, ready, out
+    bootstrap: str,
+    topic: str,
+    expected,
+    timeout: float,
+    cpu: int,
+    ready,
+    out,
+    isolation: str = "read_uncommitted",
 ) -> None:
     """Child process: read partition 0 from offset 0 until ``expected.value`` records arrived;
     send back (e2e ms, send→append ms, append→consume ms, first and last receive time)."""
@@ -58,6 +65,7 @@ def consumer_proc(
         {
             "bootstrap.servers": bootstrap,
             "group.id": "latency-bench",
+            "isolation.level": isolation,
             "enable.auto.commit": False,
             "fetch.wait.max.ms": 100,
             "fetch.error.backoff.ms": 1,
