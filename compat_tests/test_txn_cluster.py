@@ -4,7 +4,9 @@ while the leader of its transaction coordinator's __transaction_state partition 
 kill -9 in the middle of a transaction (the new leader loads the state and finishes it), and
 again while the leader of the output partition it writes to is killed (the markers go to the
 new leader). Markers reach remote leaders with WriteTxnMarkers, and partition leaders verify
-with the remote coordinator (KIP-890)."""
+with the remote coordinator (KIP-890). A coordinator killed after PrepareCommit, while a
+partition of the transaction is offline, leaves the commit to the next leader of its
+__transaction_state partition, which loads it and writes the markers."""
 
 from __future__ import annotations
 
@@ -81,3 +83,86 @@ def test_exactly_once_across_coordinator_and_partition_leader_kills(cluster):
         assert [tp.offset for tp in got] == [N // 2, N // 2]
     finally:
         check.close()
+
+
+def describe_state(cluster, broker_id: int, txn_id: str) -> str | None:
+    """The transaction's state as the given broker's coordinator reports it (None: not its)."""
+    from kio.schema.describe_transactions.v0 import request as dq
+
+    from .rawclient import RawClient
+
+    with RawClient(cluster.brokers[broker_id].bootstrap) as c:
+        (s,) = c.request(
+            dq.DescribeTransactionsRequest(transactional_ids=(txn_id,))
+        ).transaction_states
+    return s.transaction_state if s.error_code == 0 else None
+
+
+def create_on(cluster, topic: str, broker_id: int) -> None:
+    """One partition whose only replica is on ``broker_id`` (confluent-kafka 2.16 refuses a
+    replica assignment without a partition count, so CreateTopics is sent as is)."""
+    import datetime
+
+    from .rawclient import RawClient
+    from .txn_raw import req
+
+    Q = req(19, 7)
+    topic_spec = Q.CreatableTopic(
+        name=topic,
+        num_partitions=-1,
+        replication_factor=-1,
+        assignments=(Q.CreatableReplicaAssignment(partition_index=0, broker_ids=(broker_id,)),),
+        configs=(),
+    )
+    with RawClient(cluster.brokers[broker_id].bootstrap) as c:
+        resp = c.request(
+            Q.CreateTopicsRequest(
+                topics=(topic_spec,), timeout=datetime.timedelta(seconds=15), validate_only=False
+            )
+        )
+    assert resp.topics[0].error_code == 0, resp
+
+
+def test_new_coordinator_completes_a_prepared_commit(cluster):
+    """The coordinator dies after PrepareCommit while a partition of the transaction has no
+    leader (its only replica is down): the next leader of its __transaction_state partition
+    loads the PrepareCommit and writes the markers once the partition is back."""
+    txn_id = "prepared-app"
+    producer = Producer(
+        {"bootstrap.servers": cluster.bootstrap, "transactional.id": txn_id, "linger.ms": 0}
+    )
+    producer.init_transactions(60)  # creates __transaction_state if this test runs alone
+    p = partition_for(txn_id, 3)
+    coordinator = cluster.state("__transaction_state", p)["leader"]
+    holder = next(b for b in (0, 1, 2) if b != coordinator)
+    create_on(cluster, "cprep", holder)
+    cluster.wait_for(lambda: cluster.state("cprep", 0)["leader"] == holder, what="cprep leader")
+    producer.begin_transaction()
+    producer.produce("cprep", value=b"prepared", partition=0)
+    assert producer.flush(30) == 0
+    cluster.brokers[holder].kill()  # cprep-0 now has no leader: its marker must wait
+    producer.commit_transaction(60)  # answered once PrepareCommit is written
+    assert describe_state(cluster, coordinator, txn_id) == "PrepareCommit"
+    cluster.brokers[coordinator].kill()
+    (successor,) = cluster.wait_for(
+        lambda: (
+            (s := cluster.state("__transaction_state", p)["leader"]) not in (coordinator, -1)
+            and (s,)
+        ),
+        timeout=SESSION_MS / 1000 + 20,
+        what="a new transaction coordinator",
+    )
+    cluster.wait_for(
+        lambda: describe_state(cluster, successor, txn_id) == "PrepareCommit",
+        timeout=30,
+        what="the prepared commit loaded",
+    )
+    cluster.brokers[holder].start()  # cprep-0 is back: the successor writes its marker
+    cluster.wait_for(
+        lambda: describe_state(cluster, successor, txn_id) == "CompleteCommit",
+        timeout=60,
+        what="the commit completed by the new coordinator",
+    )
+    cluster.brokers[coordinator].start()
+    cluster.wait_for(cluster.whole, timeout=60, what="cluster whole")
+    assert read_all(cluster.bootstrap, "cprep", "read_committed", timeout=30) == [b"prepared"]
