@@ -1261,11 +1261,13 @@ def _init_txn(env: Env, txn: str) -> tuple[int, int]:
     return resp.producer_id, resp.producer_epoch
 
 
-def _add_partitions(env: Env, txn: str, pid: int, epoch: int, partitions: dict[str, list[int]]):
+def _add_partitions(
+    env: Env, txn: str, pid: int, epoch: int, partitions: dict[str, list[int]], version: int = 3
+):
     resp = env.request(
         make(
             "AddPartitionsToTxn",
-            3,
+            version,
             env,
             v3_and_below_transactional_id=txn,
             v3_and_below_producer_id=pid,
@@ -1294,30 +1296,15 @@ def check_add_partitions_to_txn(env: Env, v: int) -> None:
     if v < 4:
 
         def add(partitions, epoch=epoch):
-            resp = env.request(
-                make(
-                    "AddPartitionsToTxn",
-                    v,
-                    env,
-                    v3_and_below_transactional_id=txn,
-                    v3_and_below_producer_id=pid,
-                    v3_and_below_producer_epoch=epoch,
-                    v3_and_below_topics=[{"name": t, "partitions": ps} for t, ps in partitions],
-                )
-            )
-            return {
-                (t.name, r.partition_index): r.partition_error_code
-                for t in resp.results_by_topic_v3_and_below
-                for r in t.results_by_partition
-            }
+            return _add_partitions(env, txn, pid, epoch, partitions, version=v)
 
-        assert add([(SWEEP, (0, 1))]) == {(SWEEP, 0): 0, (SWEEP, 1): 0}
-        assert add([(SWEEP, (0,)), ("sweep-absent", (0,))]) == {
+        assert add({SWEEP: [0, 1]}) == {(SWEEP, 0): 0, (SWEEP, 1): 0}
+        assert add({SWEEP: [0], "sweep-absent": [0]}) == {
             (SWEEP, 0): E.operation_not_attempted,
             ("sweep-absent", 0): E.unknown_topic_or_partition,
         }
         fenced = E.producer_fenced if v >= 2 else E.invalid_producer_epoch
-        assert add([(SWEEP, (0,))], epoch=epoch + 1) == {(SWEEP, 0): fenced}
+        assert add({SWEEP: [0]}, epoch=epoch + 1) == {(SWEEP, 0): fenced}
         state = _describe_txn(env, txn)
         assert state.transaction_state == "Ongoing"
         assert [(t.topic, tuple(t.partitions)) for t in state.topics] == [(SWEEP, (0, 1))]

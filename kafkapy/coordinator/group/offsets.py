@@ -45,6 +45,30 @@ class CommitOffset:
     metadata: str | None = ""
 
 
+def offset_records(
+    state: CoordinatorState,
+    group_id: str,
+    offsets: dict[TopicPartition, CommitOffset],
+    now_ms: int,
+    expire: int,
+) -> tuple[dict[TopicPartition, int], Records, dict[TopicPartition, OffsetAndMetadata]]:
+    """The records of a commit: (OFFSET_METADATA_TOO_LARGE for metadata above
+    offset.metadata.max.bytes, the records, the offsets they hold)."""
+    refused: dict[TopicPartition, int] = {}
+    records: Records = []
+    updates: dict[TopicPartition, OffsetAndMetadata] = {}
+    for (topic, partition), c in offsets.items():
+        metadata = c.metadata or ""
+        if len(metadata.encode("utf-8")) > state.config.offset_metadata_max_bytes:
+            refused[(topic, partition)] = E.offset_metadata_too_large
+            continue
+        om = OffsetAndMetadata(c.offset, c.leader_epoch, metadata, now_ms, expire)
+        updates[(topic, partition)] = om
+        value = rec.OffsetValue(om.offset, om.leader_epoch, metadata, now_ms, expire)
+        records.append((rec.offset_key(group_id, topic, partition), rec.offset_value(value)))
+    return refused, records, updates
+
+
 @dataclass(slots=True)
 class GroupOffsets:
     state: CoordinatorState
@@ -90,25 +114,8 @@ class GroupOffsets:
             classic_member = group.members.get(member_id)
             if classic_member is not None and generation_id >= 0:
                 self.rebalance.schedule_heartbeat(group, classic_member, now_ms)
-        result: dict[TopicPartition, int] = {}
-        records: Records = []
-        updates: dict[TopicPartition, OffsetAndMetadata] = {}
         expire = now_ms + retention_ms if retention_ms >= 0 else -1
-        for (topic, partition), c in offsets.items():
-            metadata = c.metadata or ""
-            if len(metadata.encode("utf-8")) > state.config.offset_metadata_max_bytes:
-                result[(topic, partition)] = E.offset_metadata_too_large
-                continue
-            om = OffsetAndMetadata(c.offset, c.leader_epoch, metadata, now_ms, expire)
-            updates[(topic, partition)] = om
-            records.append(
-                (
-                    rec.offset_key(group_id, topic, partition),
-                    rec.offset_value(
-                        rec.OffsetValue(om.offset, om.leader_epoch, metadata, now_ms, expire)
-                    ),
-                )
-            )
+        result, records, updates = offset_records(state, group_id, offsets, now_ms, expire)
         err = state.append(group_id, records, now_ms)
         if err:
             if created:

@@ -25,11 +25,11 @@ from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode as E
 
-from . import records as rec
-from .classic import ClassicGroup, OffsetAndMetadata
+from .classic import ClassicGroup
 from .consumer import ConsumerGroup
 from .member_checks import check_classic_commit, check_consumer_commit
-from .state import CoordinatorState, Records
+from .offsets import offset_records
+from .state import CoordinatorState
 from .txn_store import TxnAppend, TxnOffsetStore
 
 TopicPartition = tuple[str, int]
@@ -84,24 +84,7 @@ class GroupTxnOffsets:
             if created:
                 state.groups.pop(group_id, None)
             return all_(err)
-        result: dict[TopicPartition, int] = {}
-        records: Records = []
-        updates: dict[TopicPartition, OffsetAndMetadata] = {}
-        for (topic, partition), c in offsets.items():
-            metadata = c.metadata or ""
-            if len(metadata.encode("utf-8")) > state.config.offset_metadata_max_bytes:
-                result[(topic, partition)] = E.offset_metadata_too_large
-                continue
-            om = OffsetAndMetadata(c.offset, c.leader_epoch, metadata, now_ms, -1)
-            updates[(topic, partition)] = om
-            records.append(
-                (
-                    rec.offset_key(group_id, topic, partition),
-                    rec.offset_value(
-                        rec.OffsetValue(om.offset, om.leader_epoch, metadata, now_ms, -1)
-                    ),
-                )
-            )
+        result, records, updates = offset_records(state, group_id, offsets, now_ms, -1)
         txn = TxnAppend(producer_id, producer_epoch, verification_guard)
         err = state.append(group_id, records, now_ms, txn=txn) if records else E.none
         if err:

@@ -171,33 +171,39 @@ class TxnMetadata:
             TxnState.EMPTY, producer_id, 0, last, timeout_ms, frozenset(), -1, now_ms
         )
 
-    def prepare_add_partitions(
-        self, added: frozenset[TopicPartition] | set[TopicPartition], now_ms: int
+    def _prepare_same_producer(
+        self,
+        state: TxnState,
+        partitions: frozenset[TopicPartition],
+        start_ms: int,
+        now_ms: int,
     ) -> TxnTransit:
-        """Ongoing with ``added``; the transaction starts now unless it was already Ongoing."""
-        starting = self.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
-        return self._prepare(
-            TxnState.ONGOING,
-            self.producer_id,
-            self.producer_epoch,
-            self.last_producer_epoch,
-            self.timeout_ms,
-            frozenset(self.partitions | set(added)),
-            now_ms if starting else self.start_ms,
-            now_ms,
-        )
-
-    def prepare_abort_or_commit(self, state: TxnState, now_ms: int) -> TxnTransit:
+        """A transition that keeps the producer id, epochs and timeout."""
         return self._prepare(
             state,
             self.producer_id,
             self.producer_epoch,
             self.last_producer_epoch,
             self.timeout_ms,
-            frozenset(self.partitions),
-            self.start_ms,
+            partitions,
+            start_ms,
             now_ms,
         )
+
+    def prepare_add_partitions(
+        self, added: frozenset[TopicPartition] | set[TopicPartition], now_ms: int
+    ) -> TxnTransit:
+        """Ongoing with ``added``; the transaction starts now unless it was already Ongoing."""
+        starting = self.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+        return self._prepare_same_producer(
+            TxnState.ONGOING,
+            frozenset(self.partitions | set(added)),
+            now_ms if starting else self.start_ms,
+            now_ms,
+        )
+
+    def prepare_abort_or_commit(self, state: TxnState, now_ms: int) -> TxnTransit:
+        return self._prepare_same_producer(state, frozenset(self.partitions), self.start_ms, now_ms)
 
     def prepare_complete(self, now_ms: int) -> TxnTransit:
         """CompleteCommit or CompleteAbort once every marker is written."""
@@ -207,27 +213,11 @@ class TxnMetadata:
             else TxnState.COMPLETE_ABORT
         )
         self.has_failed_epoch_fence = False
-        return self._prepare(
-            state,
-            self.producer_id,
-            self.producer_epoch,
-            self.last_producer_epoch,
-            self.timeout_ms,
-            frozenset(),
-            self.start_ms,
-            now_ms,
-        )
+        return self._prepare_same_producer(state, frozenset(), self.start_ms, now_ms)
 
     def prepare_dead(self) -> TxnTransit:
-        return self._prepare(
-            TxnState.DEAD,
-            self.producer_id,
-            self.producer_epoch,
-            self.last_producer_epoch,
-            self.timeout_ms,
-            frozenset(),
-            self.start_ms,
-            self.last_update_ms,
+        return self._prepare_same_producer(
+            TxnState.DEAD, frozenset(), self.start_ms, self.last_update_ms
         )
 
     # -- completing ---------------------------------------------------------------------------

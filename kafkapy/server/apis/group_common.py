@@ -1,5 +1,7 @@
 """Helpers shared by the group APIs (not an API itself): the group service, client identity,
-millisecond conversions and the topic-existence filter Kafka applies before the coordinator."""
+millisecond conversions, the topic-existence filter Kafka applies before the coordinator, and
+the parts OffsetCommit and TxnOffsetCommit share (requested offsets, the replication wait, the
+per-partition answer)."""
 
 from __future__ import annotations
 
@@ -49,3 +51,54 @@ def partition_exists(ctx: Any, topic: str, partition: int) -> bool:
 
 
 UNKNOWN_TOPIC = ErrorCode.unknown_topic_or_partition
+
+
+def requested_offsets(ctx: Any, topics: Any) -> tuple[dict, dict]:
+    """(offsets to commit as CommitOffset, errors of partitions that do not exist)."""
+    from kafkapy.coordinator.group.offsets import CommitOffset
+
+    offsets: dict[tuple[str, int], CommitOffset] = {}
+    errors: dict[tuple[str, int], int] = {}
+    for t in topics:
+        for p in t.partitions:
+            tp = (t.name, p.partition_index)
+            if not partition_exists(ctx, t.name, p.partition_index):
+                errors[tp] = UNKNOWN_TOPIC
+                continue
+            offsets[tp] = CommitOffset(
+                p.committed_offset,
+                getattr(p, "committed_leader_epoch", -1),
+                p.committed_metadata,
+            )
+    return offsets, errors
+
+
+async def replicated_results(svc: Any, group_id: str, results: dict) -> dict:
+    """The answers once what was written reached the ISR (the write's error where it did not)."""
+    svc.kick()
+    if any(e == 0 for e in results.values()):
+        err = await svc.replicated(group_id)
+        if err:
+            return {tp: e or err for tp, e in results.items()}
+    return results
+
+
+def partition_errors(topic_cls: Any, partition_cls: Any, topics: Any, errors: dict) -> tuple:
+    """The per-topic, per-partition error answer in the request's order."""
+    from ..responses import build
+
+    return tuple(
+        build(
+            topic_cls,
+            name=t.name,
+            partitions=tuple(
+                build(
+                    partition_cls,
+                    partition_index=p.partition_index,
+                    error_code=errors[(t.name, p.partition_index)],
+                )
+                for p in t.partitions
+            ),
+        )
+        for t in topics
+    )

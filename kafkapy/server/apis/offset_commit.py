@@ -18,30 +18,23 @@ moved) for each partition that was committed (group_service).
 
 from __future__ import annotations
 
-from kafkapy.coordinator.group.offsets import CommitOffset
-
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import UNKNOWN_TOPIC, ms, now_ms, partition_exists, service
+from .group_common import (
+    ms,
+    now_ms,
+    partition_errors,
+    replicated_results,
+    requested_offsets,
+    service,
+)
 
 
 @api("OffsetCommit")
 async def handle(ctx, request):
     R = ctx.R
     svc = service(ctx)
-    offsets = {}
-    errors = {}
-    for t in request.topics:
-        for p in t.partitions:
-            tp = (t.name, p.partition_index)
-            if not partition_exists(ctx, t.name, p.partition_index):
-                errors[tp] = UNKNOWN_TOPIC
-                continue
-            offsets[tp] = CommitOffset(
-                p.committed_offset,
-                getattr(p, "committed_leader_epoch", -1),
-                p.committed_metadata,
-            )
+    offsets, errors = requested_offsets(ctx, request.topics)
     if offsets:
         results = svc.coordinator.commit_offsets(
             request.group_id,
@@ -53,25 +46,8 @@ async def handle(ctx, request):
             retention_ms=ms(getattr(request, "retention_time", None)),
             api_version=ctx.version,
         )
-        svc.kick()
-        if any(e == 0 for e in results.values()):
-            err = await svc.replicated(request.group_id)
-            if err:
-                results = {tp: e or err for tp, e in results.items()}
-        errors.update(results)
-    topics = tuple(
-        build(
-            R.OffsetCommitResponseTopic,
-            name=t.name,
-            partitions=tuple(
-                build(
-                    R.OffsetCommitResponsePartition,
-                    partition_index=p.partition_index,
-                    error_code=errors[(t.name, p.partition_index)],
-                )
-                for p in t.partitions
-            ),
-        )
-        for t in request.topics
+        errors.update(await replicated_results(svc, request.group_id, results))
+    topics = partition_errors(
+        R.OffsetCommitResponseTopic, R.OffsetCommitResponsePartition, request.topics, errors
     )
     return build(R.OffsetCommitResponse, throttle_time=THROTTLE_NONE, topics=topics)

@@ -25,7 +25,6 @@ did not reach the ISR. v5 (KIP-890 part 2) is not served (no transaction.version
 
 from __future__ import annotations
 
-from kafkapy.coordinator.group.offsets import CommitOffset
 from kafkapy.coordinator.group.state import append_error_to_response_error
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
@@ -33,7 +32,13 @@ from kafkapy.protocol.errors import ErrorCode
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from ..txn_verification import TransactionalBatch, verify_partitions
-from .group_common import UNKNOWN_TOPIC, now_ms, partition_exists, service
+from .group_common import (
+    now_ms,
+    partition_errors,
+    replicated_results,
+    requested_offsets,
+    service,
+)
 
 
 async def _verify(ctx, request, partition: int) -> tuple[object | None, ErrorCode]:
@@ -67,19 +72,7 @@ async def handle(ctx, request):
     R = ctx.R
     svc = service(ctx)
     coordinator = svc.coordinator
-    offsets: dict[tuple[str, int], CommitOffset] = {}
-    errors: dict[tuple[str, int], int] = {}
-    for t in request.topics:
-        for p in t.partitions:
-            tp = (t.name, p.partition_index)
-            if not partition_exists(ctx, t.name, p.partition_index):
-                errors[tp] = UNKNOWN_TOPIC
-                continue
-            offsets[tp] = CommitOffset(
-                p.committed_offset,
-                getattr(p, "committed_leader_epoch", -1),
-                p.committed_metadata,
-            )
+    offsets, errors = requested_offsets(ctx, request.topics)
     if offsets:
         group_id = request.group_id
         err = coordinator.state.group_error(group_id)
@@ -101,11 +94,7 @@ async def handle(ctx, request):
                 verification_guard=guard,
                 api_version=ctx.version,
             )
-            svc.kick()
-            if any(e == 0 for e in results.values()):
-                err = await svc.replicated(group_id)
-                if err:
-                    results = {tp: e or err for tp, e in results.items()}
+            results = await replicated_results(svc, group_id, results)
         errors.update(results)
     if ctx.version < 2:
         errors = {
@@ -114,19 +103,7 @@ async def handle(ctx, request):
             else e
             for tp, e in errors.items()
         }
-    topics = tuple(
-        build(
-            R.TxnOffsetCommitResponseTopic,
-            name=t.name,
-            partitions=tuple(
-                build(
-                    R.TxnOffsetCommitResponsePartition,
-                    partition_index=p.partition_index,
-                    error_code=errors[(t.name, p.partition_index)],
-                )
-                for p in t.partitions
-            ),
-        )
-        for t in request.topics
+    topics = partition_errors(
+        R.TxnOffsetCommitResponseTopic, R.TxnOffsetCommitResponsePartition, request.topics, errors
     )
     return build(R.TxnOffsetCommitResponse, throttle_time=THROTTLE_NONE, topics=topics)
