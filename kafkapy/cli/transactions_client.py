@@ -184,11 +184,16 @@ class Cluster:
 
 
 def describe_transactions(conn: Connection, ids: list[str]) -> list[dict[str, Any]]:
-    """DescribeTransactions v0, decoded by hand: kio cannot read the -1 start time an id without
-    a transaction reports."""
+    """DescribeTransactions v0 of ``ids`` on one broker."""
     from kio.schema.describe_transactions.v0 import request as dq
 
     frame, pos = conn.request_raw(dq.DescribeTransactionsRequest(transactional_ids=tuple(ids)))
+    return decode_describe_transactions(frame, pos)
+
+
+def decode_describe_transactions(frame: bytes, pos: int) -> list[dict[str, Any]]:
+    """A DescribeTransactions v0 response body, decoded by hand: kio cannot read the -1 start
+    time an id without a transaction reports."""
     buf = memoryview(frame)
 
     def compact_string(pos: int) -> tuple[str, int]:
