@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Build the runtime-only install of this checkout: what `pip install kafkapy` gives a user.
+
+    python3 scripts/runtime_venv.py DIR          a venv in DIR, rebuilt when the sources change
+    python3 scripts/runtime_venv.py --keyed DIR  a venv in DIR/runtime-<hash>, built once per
+                                                 state of the sources (concurrent checkouts
+                                                 with different sources never share one)
+
+Either way the venv is made with the standard library's venv module and filled with exactly
+``pip install <checkout>``: the package (not editable) and pyproject.toml's runtime
+``dependencies``, no extras. The path of the venv is printed on stdout.
+
+The state of the sources is a SHA-256 over pyproject.toml, setup.py and every file that goes
+into the package (kafkapy/ and the protocol_specs/ it links to, without caches and build
+products); the venv records the hash it was built from and is rebuilt from scratch when it
+differs. pip's cache keeps a rebuild to seconds. Builders of the same venv take turns (a lock
+file next to it). Used by scripts/bootstrap.sh (the venv `scripts/run-broker.sh` runs),
+docker/Dockerfile and compat_tests/test_runtime_install.py, so all three run one install.
+
+Standard library only: this runs before anything is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STAMP = ".kafkapy-sources"
+SKIPPED_DIRS = {"__pycache__", "build"}
+SKIPPED_SUFFIXES = (".pyc", ".so", ".pyd")
+KEYED_PRUNE_AFTER_S = 7 * 24 * 3600
+
+
+def package_files(root: Path = ROOT) -> list[Path]:
+    """The files whose content decides what `pip install .` installs."""
+    files = [root / "pyproject.toml", root / "setup.py"]
+    for top in ("kafkapy", "protocol_specs"):
+        for dirpath, dirnames, filenames in os.walk(root / top):
+            # kafkapy/protocol_specs is a link to protocol_specs/: walked once, from there
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+            files += [
+                Path(dirpath) / f for f in sorted(filenames) if not f.endswith(SKIPPED_SUFFIXES)
+            ]
+    return [f for f in files if f.is_file()]
+
+
+def sources_hash(root: Path = ROOT) -> str:
+    digest = hashlib.sha256()
+    for path in package_files(root):
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _quiet_pip(python: Path, *args: str) -> None:
+    """Run pip; show its output only if it fails (minus this machine's index warnings)."""
+    proc = subprocess.run(
+        [str(python), "-m", "pip", "--disable-pip-version-check", "-q", *args],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode:
+        noise = "WARNING: Location"
+        lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if noise not in ln]
+        sys.stderr.write("\n".join(lines[-40:]) + "\n")
+        raise SystemExit(f"runtime_venv: pip {' '.join(args)} failed (exit {proc.returncode})")
+
+
+def build(target: Path, digest: str) -> None:
+    print(
+        f"runtime_venv: installing kafkapy (runtime dependencies only) into {target}",
+        file=sys.stderr,
+    )
+    shutil.rmtree(target, ignore_errors=True)
+    venv.EnvBuilder(with_pip=True, clear=True).create(target)
+    python = target / "bin" / "python"
+    _quiet_pip(python, "install", str(ROOT))
+    subprocess.run(
+        [str(target / "bin" / "kafkapy"), "--help"], check=True, stdout=subprocess.DEVNULL
+    )
+    (target / STAMP).write_text(digest + "\n")
+
+
+def ensure(target: Path, digest: str | None = None) -> Path:
+    """Make ``target`` a runtime venv of the current sources (no-op when it already is)."""
+    digest = digest or sources_hash()
+    target = target.absolute()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = target / STAMP
+        if not (stamp.is_file() and stamp.read_text().strip() == digest):
+            build(target, digest)
+        else:
+            os.utime(stamp)  # recently used: spared by the keyed pruning
+    return target
+
+
+def prune_keyed(root: Path, keep: Path) -> None:
+    """Remove keyed venvs nobody used for a week (never one being built: that holds its lock)."""
+    now = time.time()
+    for old in root.glob("runtime-*"):
+        if old == keep or not old.is_dir():
+            continue
+        stamp = old / STAMP
+        if stamp.is_file() and now - stamp.stat().st_mtime < KEYED_PRUNE_AFTER_S:
+            continue
+        with open(root / f".{old.name}.lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("dir", type=Path)
+    parser.add_argument("--keyed", action="store_true", help="DIR/runtime-<hash>, built once")
+    args = parser.parse_args()
+    digest = sources_hash()
+    if args.keyed:
+        target = ensure(args.dir / f"runtime-{digest[:16]}", digest)
+        prune_keyed(args.dir.absolute(), target)
+    else:
+        target = ensure(args.dir, digest)
+    print(target)
+
+
+if __name__ == "__main__":
+    main()
