@@ -95,7 +95,7 @@ def ensure(target: Path, digest: str | None = None) -> Path:
     digest = digest or sources_hash()
     target = target.absolute()
     target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as lock:
+    with open(target.parent / f".{target.name.lstrip('.')}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         stamp = target / STAMP
         if not (stamp.is_file() and stamp.read_text().strip() == digest):
