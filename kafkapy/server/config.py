@@ -488,6 +488,25 @@ def is_known_key(key: str) -> bool:
     )
 
 
+def _check_log_synonyms(props: Mapping[str, str]) -> None:
+    """Validate the broker-level synonyms of topic configs (log.message.format.version,
+    log.local.retention.ms, ...) that are not parsed above, as Kafka does at start; say once
+    which ones are accepted but not applied."""
+    from .log_configs import SYNONYM_OF, TOPIC_CONFIGS, validate_broker_value
+
+    for key, value in props.items():
+        if key not in SYNONYM_OF or key in _OPTIONS or key in _SPECIAL_KEYS:
+            continue
+        msg = validate_broker_value(key, value)
+        if msg is not None:
+            raise ConfigError(msg)
+        why = TOPIC_CONFIGS[SYNONYM_OF[key]].not_applied
+        if why:
+            log.warning(
+                "broker config accepted, not applied config=%s value=%s reason=%r", key, value, why
+            )
+
+
 @dataclass(frozen=True)
 class BrokerConfig:
     """Static broker configuration with Kafka's defaults (kafkapy's for id, listeners, dirs)."""
@@ -600,6 +619,7 @@ class BrokerConfig:
         for key in props:
             if not is_known_key(key):
                 log.warning("The configuration '%s' was supplied but isn't a known config.", key)
+        _check_log_synonyms(props)
         kw: dict[str, Any] = {}
         for key, (name, parse) in _OPTIONS.items():
             if key in props:

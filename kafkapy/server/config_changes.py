@@ -28,6 +28,7 @@ from .log_configs import (
     validate_broker_config,
     validate_topic_configs,
 )
+from .topic_configs import warn_not_applied
 
 TOPIC, BROKER = 2, 4
 DEFAULT_ENTITY = "<default>"
@@ -139,6 +140,7 @@ def apply(
             raise ConfigChangeError(ErrorCode.invalid_config, msg)
         if not validate_only:
             broker.topics.set_configs(name, configs)
+            warn_not_applied(name, configs)
         return
     if resource_type == BROKER:
         entity = broker_entity(broker, name)

@@ -30,6 +30,7 @@ from kafkapy.storage.log import PartitionLog
 
 from .log_configs import apply_log_configs, log_config_for_broker, validate_topic_configs
 from .notify import AppendNotifier
+from .topic_configs import warn_not_applied
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -253,6 +254,7 @@ class TopicRegistry:
         if self.broker.replicas is not None:
             self.broker.replicas.apply_topic(info)
         log.info("created topic=%s partitions=%d id=%s", name, len(assignment), info.topic_id)
+        warn_not_applied(name, configs)
         return info
 
     def auto_create(self, name: str) -> TopicInfo:
