@@ -30,6 +30,7 @@ from .group_service import GroupService
 from .log_maintenance import run_log_maintenance
 from .notify import AppendNotifier
 from .producer_ids import ProducerIdAllocator
+from .registration import register_broker
 from .registry import load_all
 from .topics import TopicRegistry
 
@@ -89,9 +90,7 @@ class Broker:
         self.dynamic_default_configs = self.cluster.broker_configs("<default>")
         self.logs = LogManager(self.log_dirs, self._default_log_config())
         self.logs.startup(self.broker_id, self.cluster_id)
-        self.cluster.register_broker(
-            self.broker_id, self.advertised_host, self.advertised_port, rack=self.config.broker_rack
-        )
+        register_broker(self)  # waits out a killed predecessor's registration
         if not self.config.zookeeper_connect:
             # embedded: the lone broker is the controller
             self.controller_epoch = self.cluster.elect_controller(self.broker_id)
