@@ -126,6 +126,14 @@ def test_zookeeper_unreachable_is_a_clear_error(tmp_path):
 SESSION_MS = 4000  # short, so that waiting for an expiry stays quick
 
 
+def short_session(zookeeper, broker_id: int) -> dict[str, str]:
+    return {
+        "zookeeper.connect": f"{zookeeper.connect_string}/kafkapy",
+        "broker.id": str(broker_id),
+        "zookeeper.session.timeout.ms": str(SESSION_MS),
+    }
+
+
 def registration_owner(connect: str, broker_id: int) -> int:
     raw = raw_client(connect)
     try:
@@ -138,12 +146,7 @@ def registration_owner(connect: str, broker_id: int) -> int:
 def test_restart_right_after_kill9_waits_out_the_old_session(zookeeper, tmp_path):
     """Kafka exits with "broker.id N is already registered" until the killed broker's session
     expires; kafkapy waits for the expiry (logging it) and registers."""
-    connect = f"{zookeeper.connect_string}/kafkapy"
-    overrides = {
-        "zookeeper.connect": connect,
-        "broker.id": "4",
-        "zookeeper.session.timeout.ms": str(SESSION_MS),
-    }
+    overrides = short_session(zookeeper, 4)
     broker = BrokerProcess(tmp_path / "b", overrides)
     try:
         broker.start()
@@ -169,12 +172,7 @@ def test_restart_right_after_kill9_waits_out_the_old_session(zookeeper, tmp_path
 
 
 def test_broker_id_of_a_live_broker_is_refused_in_one_line(zookeeper, tmp_path):
-    connect = f"{zookeeper.connect_string}/kafkapy"
-    overrides = {
-        "zookeeper.connect": connect,
-        "broker.id": "3",
-        "zookeeper.session.timeout.ms": str(SESSION_MS),
-    }
+    overrides = short_session(zookeeper, 3)
     first = BrokerProcess(tmp_path / "b1", overrides)
     second = BrokerProcess(tmp_path / "b2", overrides)
     try:

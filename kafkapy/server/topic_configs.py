@@ -100,22 +100,23 @@ def _throttled_replicas(name: str, value: str) -> str | None:
     )
 
 
-def _remote_storage(name: str, value: str) -> str | None:
-    if value.strip().lower() != "true":
-        return None
-    return (
-        "Tiered Storage functionality is disabled in the broker. Topic cannot be configured "
-        "with remote log storage."
-    )
+def _only_false(message: str) -> Callable[[str, str], str | None]:
+    """A rule refusing ``true`` with ``message`` (Kafka's tiered-storage checks)."""
+
+    def check(name: str, value: str) -> str | None:
+        return message if value.strip().lower() == "true" else None
+
+    return check
 
 
-def _remote_log_zk(name: str, value: str) -> str | None:
-    if value.strip().lower() != "true":
-        return None
-    return (
-        "It is invalid to set `remote.log.delete.on.disable` or `remote.log.copy.disable` "
-        "under Zookeeper's mode."
-    )
+_remote_storage = _only_false(
+    "Tiered Storage functionality is disabled in the broker. Topic cannot be configured "
+    "with remote log storage."
+)
+_remote_log_zk = _only_false(
+    "It is invalid to set `remote.log.delete.on.disable` or `remote.log.copy.disable` "
+    "under Zookeeper's mode."
+)
 
 
 NO_THROTTLING = "replication is not throttled"
