@@ -3,9 +3,9 @@
 #   scripts/bootstrap.sh          .venv-runtime: kafkapy as `pip install kafkapy` installs it, the
 #                                 package (not editable) with pyproject.toml's runtime
 #                                 dependencies and no extras. scripts/run-broker.sh and the
-#                                 scripts/kafka-*.sh tools run from it. Rebuilt from scratch (a
-#                                 few seconds with pip's cache) when pyproject.toml, setup.py or
-#                                 a package source changes; see scripts/runtime_venv.py.
+#                                 scripts/kafka-*.sh tools run from it. Kept current: rebuilt
+#                                 when pyproject.toml or setup.py change, the package reinstalled
+#                                 when one of its sources does (scripts/runtime_venv.py).
 #   scripts/bootstrap.sh --tests  .venv: the development and test environment, an editable
 #                                 install with the test and spark extras (pytest, kafka-python
 #                                 and the codecs it compresses with, PySpark), and the Debian

@@ -12,8 +12,10 @@ Either way the venv is made with the standard library's venv module and filled w
 
 The state of the sources is a SHA-256 over pyproject.toml, setup.py and every file that goes
 into the package (kafkapy/ and the protocol_specs/ it links to, without caches and build
-products); the venv records the hash it was built from and is rebuilt from scratch when it
-differs. pip's cache keeps a rebuild to seconds. Builders of the same venv take turns (a lock
+products); the venv records the state it was built from. When pyproject.toml or setup.py changed
+it is rebuilt from scratch; when only package sources did, the package alone is reinstalled
+(``pip install --no-deps --force-reinstall``) over the same dependencies. pip's cache keeps
+either to seconds. Builders of the same venv take turns (a lock
 file next to it). Used by scripts/bootstrap.sh (the venv `scripts/run-broker.sh` runs),
 docker/Dockerfile and compat_tests/test_runtime_install.py, so all three run one install.
 
@@ -53,12 +55,21 @@ def package_files(root: Path = ROOT) -> list[Path]:
     return [f for f in files if f.is_file()]
 
 
-def sources_hash(root: Path = ROOT) -> str:
+def _digest(paths: list[Path], root: Path) -> str:
     digest = hashlib.sha256()
-    for path in package_files(root):
+    for path in paths:
         digest.update(str(path.relative_to(root)).encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def sources_state(root: Path = ROOT) -> tuple[str, str]:
+    """(hash of pyproject.toml and setup.py: the dependencies and the build, hash of every file
+    that goes into the install)."""
+    declarations = [root / "pyproject.toml", root / "setup.py"]
+    return _digest([f for f in declarations if f.is_file()], root), _digest(
+        package_files(root), root
+    )
 
 
 def _quiet_pip(python: Path, *args: str) -> None:
@@ -75,33 +86,40 @@ def _quiet_pip(python: Path, *args: str) -> None:
         raise SystemExit(f"runtime_venv: pip {' '.join(args)} failed (exit {proc.returncode})")
 
 
-def build(target: Path, digest: str) -> None:
-    print(
-        f"runtime_venv: installing kafkapy (runtime dependencies only) into {target}",
-        file=sys.stderr,
-    )
-    shutil.rmtree(target, ignore_errors=True)
-    venv.EnvBuilder(with_pip=True, clear=True).create(target)
-    python = target / "bin" / "python"
-    _quiet_pip(python, "install", str(ROOT))
+def build(target: Path, state: tuple[str, str]) -> None:
+    """Rebuild ``target`` from scratch, or, when only package sources changed since it was built
+    (same pyproject.toml and setup.py), reinstall just the package over the same dependencies."""
+    stamp, python = target / STAMP, target / "bin" / "python"
+    built = stamp.read_text().split() if stamp.is_file() else []
+    if len(built) == 2 and built[0] == state[0] and python.exists():
+        print(f"runtime_venv: sources changed, reinstalling kafkapy in {target}", file=sys.stderr)
+        _quiet_pip(python, "install", "--no-deps", "--force-reinstall", str(ROOT))
+    else:
+        print(
+            f"runtime_venv: installing kafkapy (runtime dependencies only) into {target}",
+            file=sys.stderr,
+        )
+        shutil.rmtree(target, ignore_errors=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(target)
+        _quiet_pip(python, "install", str(ROOT))
     subprocess.run(
         [str(target / "bin" / "kafkapy"), "--help"], check=True, stdout=subprocess.DEVNULL
     )
-    (target / STAMP).write_text(digest + "\n")
+    stamp.write_text(" ".join(state) + "\n")
 
 
-def ensure(target: Path, digest: str | None = None) -> Path:
+def ensure(target: Path, state: tuple[str, str] | None = None) -> Path:
     """Make ``target`` a runtime venv of the current sources (no-op when it already is)."""
-    digest = digest or sources_hash()
+    state = state or sources_state()
     target = target.absolute()
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f".{target.name.lstrip('.')}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         stamp = target / STAMP
-        if not (stamp.is_file() and stamp.read_text().strip() == digest):
-            build(target, digest)
-        else:
+        if stamp.is_file() and stamp.read_text().split() == list(state):
             os.utime(stamp)  # recently used: spared by the keyed pruning
+        else:
+            build(target, state)
     return target
 
 
@@ -127,12 +145,12 @@ def main() -> None:
     parser.add_argument("dir", type=Path)
     parser.add_argument("--keyed", action="store_true", help="DIR/runtime-<hash>, built once")
     args = parser.parse_args()
-    digest = sources_hash()
+    state = sources_state()
     if args.keyed:
-        target = ensure(args.dir / f"runtime-{digest[:16]}", digest)
+        target = ensure(args.dir / f"runtime-{state[1][:16]}", state)
         prune_keyed(args.dir.absolute(), target)
     else:
-        target = ensure(args.dir, digest)
+        target = ensure(args.dir, state)
     print(target)
 
 
