@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Build the runtime-only install of this checkout: what `pip install kafkapy` gives a user.
 
-    python3 scripts/runtime_venv.py DIR          a venv in DIR, rebuilt when the sources change
+    python3 scripts/runtime_venv.py DIR          a venv in DIR, kept current with the sources
     python3 scripts/runtime_venv.py --keyed DIR  a venv in DIR/runtime-<hash>, built once per
                                                  state of the sources (concurrent checkouts
-                                                 with different sources never share one)
+                                                 with different sources never share one); the
+                                                 others in DIR are removed once unused for a
+                                                 day or beyond the 8 most recently used
 
 Either way the venv is made with the standard library's venv module and filled with exactly
 ``pip install <checkout>``: the package (not editable) and pyproject.toml's runtime
@@ -15,9 +17,10 @@ into the package (kafkapy/ and the protocol_specs/ it links to, without caches a
 products); the venv records the state it was built from. When pyproject.toml or setup.py changed
 it is rebuilt from scratch; when only package sources did, the package alone is reinstalled
 (``pip install --no-deps --force-reinstall``) over the same dependencies. pip's cache keeps
-either to seconds. Builders of the same venv take turns (a lock
-file next to it). Used by scripts/bootstrap.sh (the venv `scripts/run-broker.sh` runs),
-docker/Dockerfile and compat_tests/test_runtime_install.py, so all three run one install.
+either to seconds. Builders of the same venv take turns (a lock file next to it).
+
+Used by scripts/bootstrap.sh (the venv `scripts/run-broker.sh` runs), docker/Dockerfile and
+compat_tests/test_runtime_install.py, so all three run one install.
 
 Standard library only: this runs before anything is installed.
 """
@@ -39,7 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 STAMP = ".kafkapy-sources"
 SKIPPED_DIRS = {"__pycache__", "build"}
 SKIPPED_SUFFIXES = (".pyc", ".so", ".pyd")
-KEYED_PRUNE_AFTER_S = 7 * 24 * 3600
+KEYED_KEEP_S = 24 * 3600  # keyed venvs used this recently are kept ...
+KEYED_KEEP_MAX = 8  # ... up to this many (each is about 70 MB)
 
 
 def package_files(root: Path = ROOT) -> list[Path]:
@@ -124,13 +128,19 @@ def ensure(target: Path, state: tuple[str, str] | None = None) -> Path:
 
 
 def prune_keyed(root: Path, keep: Path) -> None:
-    """Remove keyed venvs nobody used for a week (never one being built: that holds its lock)."""
+    """Remove the keyed venvs not used for a day, and all but the most recently used ones beyond
+    KEYED_KEEP_MAX; never ``keep``, nor one being built (that holds its lock)."""
     now = time.time()
-    for old in root.glob("runtime-*"):
-        if old == keep or not old.is_dir():
-            continue
-        stamp = old / STAMP
-        if stamp.is_file() and now - stamp.stat().st_mtime < KEYED_PRUNE_AFTER_S:
+
+    def last_used(d: Path) -> float:
+        stamp = d / STAMP
+        return stamp.stat().st_mtime if stamp.is_file() else 0.0
+
+    others = sorted(
+        (d for d in root.glob("runtime-*") if d.is_dir() and d != keep), key=last_used, reverse=True
+    )
+    for rank, old in enumerate(others, start=1):
+        if rank < KEYED_KEEP_MAX and now - last_used(old) < KEYED_KEEP_S:
             continue
         with open(root / f".{old.name}.lock", "w") as lock:
             try:
