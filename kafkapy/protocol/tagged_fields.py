@@ -38,7 +38,7 @@ from typing import Any, Union
 
 from .wire import DecodeError, uvarint
 
-__all__ = ["MalformedBody", "strip_unknown_tags"]
+__all__ = ["FIXED_WIDTH", "MalformedBody", "classify", "strip_unknown_tags"]
 
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
@@ -106,7 +106,7 @@ def _read_uvarint(buf: memoryview, pos: int, end: int) -> tuple[int, int]:
 
 # --- primitives ---------------------------------------------------------------------------------
 
-_FIXED_WIDTH = {
+FIXED_WIDTH = {
     "int8": 1,
     "uint8": 1,
     "bool": 1,
@@ -163,7 +163,7 @@ def _walk_legacy_bytes(buf: memoryview, pos: int, end: int, out: _Out) -> int:
 
 def _primitive(kafka_type: str, flexible: bool) -> tuple[Walker, int]:
     """Walker and minimum encoded size of one primitive value."""
-    width = _FIXED_WIDTH.get(kafka_type)
+    width = FIXED_WIDTH.get(kafka_type)
     if width is not None:
         return _fixed(width, kafka_type), width
     if kafka_type in ("string", "bytes", "records"):
@@ -218,7 +218,7 @@ def _nullable_struct(inner: Walker) -> Walker:
     return walk
 
 
-def _classify(tp: Any) -> tuple[str, Any, bool]:
+def classify(tp: Any) -> tuple[str, Any, bool]:
     """(kind, inner type, nullable) with kind one of primitive, array, struct (like kio)."""
     nullable = False
     if typing.get_origin(tp) in (UnionType, Union):
@@ -240,19 +240,19 @@ def _field_walker(
     entity_cls: type, field: dataclasses.Field[Any], tp: Any, flexible: bool, is_tag: bool
 ) -> tuple[Walker, int]:
     """Walker and minimum encoded size of one field's value."""
-    kind, inner, nullable = _classify(tp)
+    kind, inner, nullable = classify(tp)
     if entity_cls.__name__ == "RequestHeader" and field.name == "client_id":
         return _walk_legacy_string, 2  # always a legacy string, as in kio and Kafka
     if kind == "primitive":
         return _primitive(field.metadata["kafka_type"], flexible)
-    item_kind, item_type, _ = _classify(inner) if kind == "array" else (kind, inner, False)
+    item_kind, item_type, _ = classify(inner) if kind == "array" else (kind, inner, False)
     fixed_width: int | None = None
     if item_kind == "struct":
         item, item_min = _struct_walker(item_type)
     else:
         kafka_type = field.metadata["kafka_type"]
         item, item_min = _primitive(kafka_type, flexible)
-        fixed_width = _FIXED_WIDTH.get(kafka_type)
+        fixed_width = FIXED_WIDTH.get(kafka_type)
     if kind == "array":
         return _array(item, item_min, flexible, fixed_width), 1 if flexible else 4
     if nullable and not is_tag:  # tagged values are never null-marked: absence is null

@@ -38,6 +38,8 @@ from kafkapy.protocol.headers import (
     parse_request_header,
     response_header,
 )
+from kafkapy.protocol.request_guard import Guard, UnknownTaggedField, guard_for
+from kafkapy.protocol.tagged_fields import strip_unknown_tags
 from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.log import FileRegion
 
@@ -76,37 +78,49 @@ class RequestContext:
         return response_module(self.header.api_key, self.header.api_version)
 
 
-def _reader_for(api_key: int, version: int) -> Any:
-    return entity_reader(load_request_schema(api_key, version))
+@dataclass(frozen=True, slots=True)
+class _BodyCodec:
+    """How one request version's body is read: the bounds guard, then kio's reader."""
+
+    schema: type
+    guard: Guard
+    reader: Any
 
 
-_readers: dict[tuple[int, int], Any] = {}
+_codecs: dict[tuple[int, int], _BodyCodec] = {}
+
+
+def _codec_for(api_key: int, version: int) -> _BodyCodec:
+    codec = _codecs.get((api_key, version))
+    if codec is None:
+        schema = load_request_schema(api_key, version)
+        codec = _codecs[(api_key, version)] = _BodyCodec(
+            schema, guard_for(schema), entity_reader(schema)
+        )
+    return codec
 
 
 def decode_body(header: RequestHeader, frame: bytes | bytearray) -> Any:
-    """Decode a request body with kio (which reads only immutable buffers: a received bytearray
-    is copied; the large-bodied hot paths are raw handlers and never come here)."""
-    if not isinstance(frame, bytes):
-        frame = bytes(frame)
-    key = (header.api_key, header.api_version)
-    reader = _readers.get(key)
-    if reader is None:
-        reader = _readers[key] = _reader_for(*key)
-    try:
-        request, _size = reader(frame, header.body_offset)
-    except KeyError as e:
-        # kio refuses unknown tagged fields, which Kafka's rule says to skip: drop them from the
-        # body (kafkapy.protocol.tagged_fields) and decode again.
-        from kafkapy.protocol.tagged_fields import strip_unknown_tags
+    """Decode a request body with kio, after the bounds guard (protocol/request_guard.py) has
+    checked every length and count in it: kio's native reader allocates what an array count
+    asks for before reading the items, and a hostile count aborts the process.
 
+    kio reads only immutable buffers: a received bytearray is copied (the large-bodied hot paths
+    are raw handlers and never come here). kio refuses unknown tagged fields, which Kafka's rule
+    says to skip: those are dropped first (protocol/tagged_fields.py).
+    """
+    codec = _codec_for(header.api_key, header.api_version)
+    pos = header.body_offset
+    try:
         try:
-            body = strip_unknown_tags(load_request_schema(*key), frame, header.body_offset)
-            request, _size = reader(body, 0)
-        except Exception as e2:
-            raise CloseConnection(
-                f"request body does not decode: {e}; after dropping unknown tagged fields: "
-                f"{type(e2).__name__}: {e2}"
-            ) from None
+            codec.guard(frame, pos, len(frame))
+        except UnknownTaggedField:
+            frame = strip_unknown_tags(codec.schema, frame, pos)
+            pos = 0
+            codec.guard(frame, pos, len(frame))
+        if not isinstance(frame, bytes):
+            frame = bytes(frame)
+        request, _size = codec.reader(frame, pos)
     except Exception as e:
         raise CloseConnection(f"request body does not decode: {type(e).__name__}: {e}") from None
     return request
