@@ -77,9 +77,18 @@ def _hints(cls: type) -> dict[str, Any]:
 class RequestGenerator:
     """Builds random valid request entities; all randomness comes from ``rng``."""
 
-    def __init__(self, rng: random.Random, targets: Targets | None = None) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        targets: Targets | None = None,
+        *,
+        min_items: int = 0,
+        null_rate: float = 0.2,
+    ) -> None:
         self.rng = rng
         self.targets = targets or Targets()
+        self.min_items = min_items  # fewest items in an array
+        self.null_rate = null_rate  # how often a nullable value is null
 
     # -- scalar values -----------------------------------------------------------------------
 
@@ -164,11 +173,11 @@ class RequestGenerator:
     # -- structure ---------------------------------------------------------------------------
 
     def _count(self) -> int:
-        return self.rng.choice((0, 1, 1, 1, 2, 2, 3))
+        return max(self.min_items, self.rng.choice((0, 1, 1, 1, 2, 2, 3)))
 
     def value(self, tp: Any, f: dataclasses.Field[Any], depth: int) -> Any:
         inner, nullable = _split_optional(tp)
-        if nullable and self.rng.random() < 0.2:
+        if nullable and self.rng.random() < self.null_rate:
             return None
         if typing.get_origin(inner) is tuple:
             item = typing.get_args(inner)[0]

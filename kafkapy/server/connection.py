@@ -11,11 +11,21 @@ record bytes are copied once in user space (kernel to frame) on their way to the
 large frame is arriving, the receive low-water mark is raised to the bytes it still misses, so
 the connection wakes once per frame rather than once per few segments (server/rcvlowat.py).
 
-Malformed input closes the connection: a frame over socket.request.max.bytes (refused before any
-buffer is allocated), a header that does not decode, an unknown API key, a version that is not
-served (except ApiVersions, which answers UNSUPPORTED_VERSION in a v0 reply), or a body that does
-not decode. An unexpected exception in a handler is logged once and closes only this connection;
-the broker keeps serving everyone else.
+Malformed input closes the connection, as Kafka does: a frame over socket.request.max.bytes
+(refused before any buffer is allocated), a header that does not decode, an unknown API key, a
+version that is not served (except ApiVersions, which answers UNSUPPORTED_VERSION in a v0 reply),
+or a body that does not decode. Bodies decoded by kio are first checked by the bounds guard
+(protocol/request_guard.py: every length and count against the bytes left, null only where the
+schema allows it), because kio's native reader allocates what a count asks for and a hostile
+count would abort the process.
+
+An unexpected exception in a handler does not close the connection: it is logged once (with the
+traceback, API name and version) and answered with the request's own error response,
+UNKNOWN_SERVER_ERROR on every topic, partition, resource or group the request named
+(server/error_response.py, Kafka's getErrorResponse), so clients report the error instead of
+reconnecting and retrying. Only Produce with acks=0, which has no response, closes the
+connection, as in Kafka. KAFKAPY_TEST_FAIL_APIS (tests only, unset by default) makes the named
+APIs' handlers fail, to test that path.
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ from kafkapy.protocol.tagged_fields import strip_unknown_tags
 from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.log import FileRegion
 
+from .error_response import error_response
 from .rcvlowat import LowWater
 from .registry import REGISTRY
 from .responses import NO_RESPONSE, RawResponse, encode_entity, response_module
@@ -146,13 +157,56 @@ async def handle_frame(broker: Broker, frame: bytes | bytearray, peer: str, conn
         )
     ctx = RequestContext(broker, header, frame, peer, conn_id)
     request = None if reg.raw else decode_body(header, frame)
-    result = await reg.handler(ctx, request)
-    if result is NO_RESPONSE:
-        return NO_RESPONSE
-    head = response_header(header.api_key, header.correlation_id, header.flexible)
-    if isinstance(result, RawResponse):
-        return [head, *result.parts]
-    return [head, encode_entity(result)]
+    try:
+        if FAILING_APIS and ({reg.range.name, "*"} & FAILING_APIS):
+            raise InjectedFailure(f"{FAIL_APIS_ENV} names {reg.range.name}")
+        result = await reg.handler(ctx, request)
+        if result is NO_RESPONSE:
+            return NO_RESPONSE
+        body = result.parts if isinstance(result, RawResponse) else [encode_entity(result)]
+    except CloseConnection:
+        raise
+    except Exception:
+        body = [_answer_unexpected_error(reg.range.name, header, frame, request, peer)]
+    return [response_header(header.api_key, header.correlation_id, header.flexible), *body]
+
+
+class InjectedFailure(RuntimeError):
+    """A handler failure injected for tests (see FAIL_APIS_ENV)."""
+
+
+FAIL_APIS_ENV = "KAFKAPY_TEST_FAIL_APIS"
+# Test-only fault injection, off unless the variable is set: a comma-separated list of API names
+# (or *) whose handler raises instead of running, to test the unexpected-error path end to end.
+FAILING_APIS = frozenset(n.strip() for n in os.environ.get(FAIL_APIS_ENV, "").split(",") if n)
+
+
+def _answer_unexpected_error(
+    api: str, header: RequestHeader, frame: bytes | bytearray, request: Any, peer: str
+) -> bytes:
+    """Log a handler's unexpected exception (the one being handled) once, and return the body
+    of the request's own error response: UNKNOWN_SERVER_ERROR on everything it names, as Kafka's
+    request handler answers (server/error_response.py). Only when no response can be built
+    (Produce with acks=0 has none, as in Kafka) is the connection closed."""
+    log.error(
+        "unexpected error in handler, answering UNKNOWN_SERVER_ERROR api=%s version=%d "
+        "correlation_id=%d client_id=%s peer=%s",
+        api,
+        header.api_version,
+        header.correlation_id,
+        header.client_id,
+        peer,
+        exc_info=True,
+    )
+    try:
+        if request is None:  # a raw handler's request: decode it the generic way now
+            request = decode_body(header, frame)
+        response = error_response(header.api_key, header.api_version, request)
+        if response is not None:
+            return encode_entity(response)
+    except Exception as e:
+        raise CloseConnection(f"no error response for {api}: {type(e).__name__}: {e}") from None
+    raise CloseConnection(f"{api} request failed and has no response")
 
 
 async def send_parts(stream: trio.SocketStream, parts: list[bytes | FileRegion]) -> None:
