@@ -53,7 +53,7 @@ from kafkapy.protocol.tagged_fields import strip_unknown_tags
 from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.log import FileRegion
 
-from .error_response import error_response
+from .error_response import RequestError, error_response
 from .rcvlowat import LowWater
 from .registry import REGISTRY
 from .responses import NO_RESPONSE, RawResponse, encode_entity, response_module
@@ -166,6 +166,11 @@ async def handle_frame(broker: Broker, frame: bytes | bytearray, peer: str, conn
         body = result.parts if isinstance(result, RawResponse) else [encode_entity(result)]
     except CloseConnection:
         raise
+    except RequestError as e:  # the handler refuses the whole request, as Kafka's may
+        response = error_response(
+            header.api_key, header.api_version, request, e.error_code, e.message
+        )
+        body = [encode_entity(response)]
     except Exception:
         body = [_answer_unexpected_error(reg.range.name, header, frame, request, peer)]
     return [response_header(header.api_key, header.correlation_id, header.flexible), *body]

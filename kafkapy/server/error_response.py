@@ -109,6 +109,17 @@ _NONE_IS_MINUS_ONE = frozenset(
 _ERROR_FIELDS = ("error_code", "error_message")
 
 
+class RequestError(Exception):
+    """Raised by a handler to answer the whole request with one error (Kafka's handlers throw
+    InvalidRequestException and the like): the dispatcher answers with :func:`error_response`
+    for ``error_code`` and the message, and logs nothing."""
+
+    def __init__(self, error_code: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message or error_code.name)
+        self.error_code = error_code
+        self.message = message
+
+
 def _split_optional(tp: Any) -> tuple[Any, bool]:
     if typing.get_origin(tp) in (UnionType, Union):
         return next(a for a in typing.get_args(tp) if a is not NoneType), True
