@@ -7,6 +7,22 @@ import pytest
 from kafkapy.testing import BrokerProcess
 
 
+def pytest_addoption(parser):
+    group = parser.getgroup("kafkapy wire fuzzer (compat_tests/test_fuzz_wire.py)")
+    group.addoption(
+        "--fuzz-minutes",
+        type=float,
+        default=0.0,
+        help="fuzz the broker's wire protocol for this many minutes (default: a short run); "
+        "failing inputs are saved to compat_tests/fuzz/cases/",
+    )
+    group.addoption(
+        "--fuzz-seed",
+        default=None,
+        help="seed of the wire fuzzer (default: fixed for the short run, random for long runs)",
+    )
+
+
 @pytest.fixture
 def broker(tmp_path):
     proc = BrokerProcess(tmp_path / "broker")
