@@ -96,3 +96,16 @@ def test_unknown_tag_is_signalled_and_varints_are_bounded():
     ):
         with pytest.raises(MalformedBody):
             guard(base + tags, 0, len(base) + len(tags))
+
+
+@pytest.mark.parametrize(("key", "version"), [(23, 3), (2, 7), (1, 12), (3, 12)])
+def test_responses_a_follower_reads_pass_the_guard(key: int, version: int):
+    """The replica fetcher guards the responses it decodes with kio (peer_connection.py)."""
+    from kio.index import load_response_schema
+
+    gen = RequestGenerator(random.Random(key), min_items=1)
+    schema = load_response_schema(key, version)
+    for _ in range(20):
+        body = encode_body(gen.entity(schema))
+        assert guard_for(schema)(body, 0, len(body)) == len(body)
+        assert entity_reader(schema)(body, 0)[1] == len(body)

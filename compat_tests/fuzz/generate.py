@@ -21,6 +21,7 @@ from types import NoneType, UnionType
 from typing import Any, Union
 
 from kio.index import load_request_schema
+from kio.schema.errors import ErrorCode
 from kio.serial import entity_writer
 
 from kafkapy.protocol.api_table import served_apis
@@ -166,6 +167,11 @@ class RequestGenerator:
             return datetime.timedelta(milliseconds=ms)
         if kafka_type == "timedelta_i64":
             return datetime.timedelta(milliseconds=self.rng.choice((0, 1000, -1, 86_400_000)))
+        if kafka_type == "error_code":  # (responses only)
+            return ErrorCode(self.rng.choice((0, -1, 3, 6)))
+        if kafka_type == "datetime_i64":  # (responses only)
+            ms = 1_700_000_000_000 + self.rng.randrange(10**6)
+            return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC)
         if kafka_type == "float64":
             return self.rng.choice((0.0, 1.5, -1.0, 1e300))
         raise ValueError(f"no generator for kafka type {kafka_type!r}")
