@@ -126,6 +126,16 @@ def _read_len(buf: memoryview, pos: int, flexible: bool, fixed: struct.Struct) -
     return n, pos + fixed.size
 
 
+def _read_count(buf: memoryview, pos: int, flexible: bool, name: str) -> tuple[int, int]:
+    """An array's item count (0 for null), refused above the bytes left (each item takes one
+    byte or more): the bytes may come from a client (JoinGroup metadata, SyncGroup
+    assignments)."""
+    n, pos = _read_len(buf, pos, flexible, _I32)
+    if n > len(buf) - pos:
+        raise RecordFormatError(f"array {name} of {n} items in {len(buf) - pos} bytes")
+    return max(n, 0), pos
+
+
 def _read_value(
     buf: memoryview, pos: int, f: dict, structs: dict, version: int, flexible: bool
 ) -> tuple[Any, int]:
@@ -138,9 +148,9 @@ def _read_value(
             raise RecordFormatError(f"truncated field {name}")
         return uuid.UUID(bytes=bytes(buf[pos : pos + 16])), pos + 16
     if t in ("[]int32", "[]string"):
-        n, pos = _read_len(buf, pos, flexible, _I32)
+        n, pos = _read_count(buf, pos, flexible, name)
         items: list[Any] = []
-        for _ in range(max(n, 0)):
+        for _ in range(n):
             if t == "[]int32":
                 items.append(_I32.unpack_from(buf, pos)[0])
                 pos += 4
@@ -160,9 +170,9 @@ def _read_value(
         raw = bytes(buf[pos : pos + n])
         return (raw.decode("utf-8") if t == "string" else raw), pos + n
     if t.startswith("[]"):
-        n, pos = _read_len(buf, pos, flexible, _I32)
+        n, pos = _read_count(buf, pos, flexible, name)
         items = []
-        for _ in range(max(n, 0)):
+        for _ in range(n):
             item, pos = _read_struct(buf, pos, structs[t[2:]], structs, version, flexible)
             items.append(item)
         return items, pos
