@@ -23,6 +23,15 @@ def pytest_addoption(parser):
     )
 
 
+def pytest_collection_modifyitems(config, items):
+    """A long fuzz run outlasts the suite's per-test timeout: give it its own."""
+    minutes = config.getoption("--fuzz-minutes")
+    if minutes:
+        for item in items:
+            if item.name == "test_fuzz_the_wire":
+                item.add_marker(pytest.mark.timeout(minutes * 60 + 300))
+
+
 @pytest.fixture
 def broker(tmp_path):
     proc = BrokerProcess(tmp_path / "broker")

@@ -41,6 +41,7 @@ import trio
 from kio.index import load_request_schema
 from kio.serial import entity_reader
 
+from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.framing import FrameError, FrameReader
 from kafkapy.protocol.headers import (
     API_VERSIONS_KEY,
@@ -53,7 +54,7 @@ from kafkapy.protocol.tagged_fields import strip_unknown_tags
 from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.log import FileRegion
 
-from .error_response import RequestError, error_response
+from .error_response import UNKNOWN_SERVER_ERROR_MESSAGE, RequestError, error_response
 from .rcvlowat import LowWater
 from .registry import REGISTRY
 from .responses import NO_RESPONSE, RawResponse, encode_entity, response_module
@@ -167,12 +168,10 @@ async def handle_frame(broker: Broker, frame: bytes | bytearray, peer: str, conn
     except CloseConnection:
         raise
     except RequestError as e:  # the handler refuses the whole request, as Kafka's may
-        response = error_response(
-            header.api_key, header.api_version, request, e.error_code, e.message
-        )
-        body = [encode_entity(response)]
+        body = [_error_body(reg.range.name, header, frame, request, e.error_code, e.message)]
     except Exception:
-        body = [_answer_unexpected_error(reg.range.name, header, frame, request, peer)]
+        _log_unexpected_error(reg.range.name, header, peer)
+        body = [_error_body(reg.range.name, header, frame, request)]
     return [response_header(header.api_key, header.correlation_id, header.flexible), *body]
 
 
@@ -186,13 +185,8 @@ FAIL_APIS_ENV = "KAFKAPY_TEST_FAIL_APIS"
 FAILING_APIS = frozenset(n.strip() for n in os.environ.get(FAIL_APIS_ENV, "").split(",") if n)
 
 
-def _answer_unexpected_error(
-    api: str, header: RequestHeader, frame: bytes | bytearray, request: Any, peer: str
-) -> bytes:
-    """Log a handler's unexpected exception (the one being handled) once, and return the body
-    of the request's own error response: UNKNOWN_SERVER_ERROR on everything it names, as Kafka's
-    request handler answers (server/error_response.py). Only when no response can be built
-    (Produce with acks=0 has none, as in Kafka) is the connection closed."""
+def _log_unexpected_error(api: str, header: RequestHeader, peer: str) -> None:
+    """Log the exception being handled once, with the traceback, API name and version."""
     log.error(
         "unexpected error in handler, answering UNKNOWN_SERVER_ERROR api=%s version=%d "
         "correlation_id=%d client_id=%s peer=%s",
@@ -203,10 +197,23 @@ def _answer_unexpected_error(
         peer,
         exc_info=True,
     )
+
+
+def _error_body(
+    api: str,
+    header: RequestHeader,
+    frame: bytes | bytearray,
+    request: Any,
+    error: ErrorCode = ErrorCode.unknown_server_error,
+    message: str | None = UNKNOWN_SERVER_ERROR_MESSAGE,
+) -> bytes:
+    """The body of the request's own error response: ``error`` on everything it names, as
+    Kafka's request handler answers (server/error_response.py). Only when no response can be
+    built (Produce with acks=0 has none, as in Kafka) is the connection closed."""
     try:
         if request is None:  # a raw handler's request: decode it the generic way now
             request = decode_body(header, frame)
-        response = error_response(header.api_key, header.api_version, request)
+        response = error_response(header.api_key, header.api_version, request, error, message)
         if response is not None:
             return encode_entity(response)
     except Exception as e:
