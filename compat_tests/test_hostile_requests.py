@@ -151,42 +151,22 @@ def test_metadata_v10_by_null_name_is_invalid_request(broker):
     assert "unexpected error" not in broker.log_text()
 
 
+def create_topic(c, name: str, partitions: int) -> int:
+    topic = ct7.CreatableTopic(
+        name=name, num_partitions=partitions, replication_factor=1, assignments=(), configs=()
+    )
+    resp = c.request(
+        ct7.CreateTopicsRequest(topics=(topic,), timeout=1000 * MS, validate_only=False)
+    )
+    return resp.topics[0].error_code
+
+
 def test_partition_counts_beyond_kafkas_batch_limit_are_refused_at_once(broker):
     huge = 2**31 - 1
     with RawClient(broker.bootstrap, timeout=10) as c:
         start = time.monotonic()
-        resp = c.request(
-            ct7.CreateTopicsRequest(
-                topics=(
-                    ct7.CreatableTopic(
-                        name="huge",
-                        num_partitions=huge,
-                        replication_factor=1,
-                        assignments=(),
-                        configs=(),
-                    ),
-                ),
-                timeout=1000 * MS,
-                validate_only=False,
-            )
-        )
-        assert resp.topics[0].error_code == ErrorCode.policy_violation
-        resp = c.request(
-            ct7.CreateTopicsRequest(
-                topics=(
-                    ct7.CreatableTopic(
-                        name="small",
-                        num_partitions=1,
-                        replication_factor=1,
-                        assignments=(),
-                        configs=(),
-                    ),
-                ),
-                timeout=1000 * MS,
-                validate_only=False,
-            )
-        )
-        assert resp.topics[0].error_code == ErrorCode.none
+        assert create_topic(c, "huge", huge) == ErrorCode.policy_violation
+        assert create_topic(c, "small", 1) == ErrorCode.none
         resp = c.request(
             cp3.CreatePartitionsRequest(
                 topics=(cp3.CreatePartitionsTopic(name="small", count=huge, assignments=None),),
@@ -231,30 +211,19 @@ def test_join_group_repeating_a_protocol_name_does_not_stop_the_broker(broker_fa
 
 
 def test_fetch_by_the_zero_topic_id_is_unknown_topic_id(broker):
+    # kio reads the zero UUID as None, which the response writer could not encode
+    partition = fetch15.FetchPartition(
+        partition=0,
+        current_leader_epoch=-1,
+        fetch_offset=0,
+        last_fetched_epoch=-1,
+        log_start_offset=-1,
+        partition_max_bytes=1 << 20,
+    )
     request = fetch15.FetchRequest(
-        max_wait=0 * MS,
-        min_bytes=1,
-        max_bytes=1 << 20,
-        isolation_level=0,
-        session_id=0,
-        session_epoch=-1,
-        topics=(
-            fetch15.FetchTopic(
-                topic_id=None,  # the zero UUID
-                partitions=(
-                    fetch15.FetchPartition(
-                        partition=0,
-                        current_leader_epoch=-1,
-                        fetch_offset=0,
-                        last_fetched_epoch=-1,
-                        log_start_offset=-1,
-                        partition_max_bytes=1 << 20,
-                    ),
-                ),
-            ),
-        ),
-        forgotten_topics_data=(),
-        rack_id="",
+        **dict(max_wait=0 * MS, min_bytes=1, max_bytes=1 << 20, isolation_level=0),
+        **dict(session_id=0, session_epoch=-1, forgotten_topics_data=(), rack_id=""),
+        topics=(fetch15.FetchTopic(topic_id=None, partitions=(partition,)),),
     )
     with RawClient(broker.bootstrap) as c:
         resp = c.request(request)

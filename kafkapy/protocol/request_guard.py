@@ -36,7 +36,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from .tagged_fields import FIXED_WIDTH, MalformedBody, classify
+from .tagged_fields import FIXED_WIDTH, MalformedBody, classify, read_uvarint_within
 
 __all__ = ["Guard", "UnknownTaggedField", "guard_for"]
 
@@ -50,30 +50,14 @@ class UnknownTaggedField(Exception):
     """The body holds a tagged field its schema does not declare (legal: strip it, then read)."""
 
 
-def _uvarint(buf: Any, pos: int, end: int) -> tuple[int, int]:
-    value = 0
-    shift = 0
-    while True:
-        if pos >= end:
-            raise MalformedBody(f"unsigned varint truncated at byte {pos}")
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
-        if shift > 28:
-            raise MalformedBody(f"unsigned varint longer than 5 bytes at byte {pos - 5}")
-
-
 def _tags(buf: Any, pos: int, end: int, known: dict[int, Guard]) -> int:
     """Check one non-empty tagged-field section; return the position after it."""
-    count, pos = _uvarint(buf, pos, end)
+    count, pos = read_uvarint_within(buf, pos, end)
     if count * 2 > end - pos:  # every tagged field takes at least 2 bytes (tag and size)
         raise MalformedBody(f"{count} tagged fields in {end - pos} bytes at byte {pos}")
     for _ in range(count):
-        tag, pos = _uvarint(buf, pos, end)
-        size, pos = _uvarint(buf, pos, end)
+        tag, pos = read_uvarint_within(buf, pos, end)
+        size, pos = read_uvarint_within(buf, pos, end)
         value_end = pos + size
         if value_end > end:
             raise MalformedBody(f"tagged field {tag} truncated at byte {pos}")
@@ -129,7 +113,7 @@ class _Source:
             self.emit(depth, "if pos >= end: raise _truncated(pos)")
             self.emit(depth, f"{var} = buf[pos]")
             self.emit(depth, f"if {var} < 0x80: pos += 1")
-            self.emit(depth, f"else: {var}, pos = _uvarint(buf, pos, end)")
+            self.emit(depth, f"else: {var}, pos = read_uvarint_within(buf, pos, end)")
             self.emit(depth, f"{var} -= 1")
         else:
             width, reader = (2, "_I16") if kind == "int16" else (4, "_I32")
@@ -233,7 +217,7 @@ def _emit_struct(src: _Source, depth: int, cls: type) -> None:
 
 
 _HELPERS = {
-    "_uvarint": _uvarint,
+    "read_uvarint_within": read_uvarint_within,
     "_tags": _tags,
     "_truncated": _truncated,
     "_null": _null,

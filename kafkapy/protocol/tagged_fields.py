@@ -38,7 +38,13 @@ from typing import Any, Union
 
 from .wire import DecodeError, uvarint
 
-__all__ = ["FIXED_WIDTH", "MalformedBody", "classify", "strip_unknown_tags"]
+__all__ = [
+    "FIXED_WIDTH",
+    "MalformedBody",
+    "classify",
+    "read_uvarint_within",
+    "strip_unknown_tags",
+]
 
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
@@ -88,7 +94,9 @@ def _need(pos: int, n: int, end: int, what: str) -> int:
     return new
 
 
-def _read_uvarint(buf: memoryview, pos: int, end: int) -> tuple[int, int]:
+def read_uvarint_within(buf: Any, pos: int, end: int) -> tuple[int, int]:
+    """(value, next position) of an unsigned varint that must end before ``end`` and take at
+    most 5 bytes (Kafka's limit); MalformedBody otherwise."""
     value = 0
     shift = 0
     while True:
@@ -133,7 +141,7 @@ def _fixed(width: int, kafka_type: str) -> Walker:
 
 
 def _walk_compact_bytes(buf: memoryview, pos: int, end: int, out: _Out) -> int:
-    n, pos = _read_uvarint(buf, pos, end)
+    n, pos = read_uvarint_within(buf, pos, end)
     if n == 0:  # null
         return pos
     return _need(pos, n - 1, end, "compact string/bytes")
@@ -183,7 +191,7 @@ def _array(item: Walker, item_min: int, flexible: bool, fixed_width: int | None)
 
     def walk(buf: memoryview, pos: int, end: int, out: _Out) -> int:
         if flexible:
-            n, pos = _read_uvarint(buf, pos, end)
+            n, pos = read_uvarint_within(buf, pos, end)
             count = n - 1  # -1 is null
         else:
             _need(pos, 4, end, "array length")
@@ -299,7 +307,7 @@ def _tagged_section(
 ) -> int:
     """Walk one tagged-field section; rewrite it in ``out`` if it holds anything to drop."""
     section_start = pos
-    count, pos = _read_uvarint(buf, pos, end)
+    count, pos = read_uvarint_within(buf, pos, end)
     if count * 2 > end - pos:  # every tagged field takes at least 2 bytes (tag and size)
         raise MalformedBody(f"{count} tagged fields truncated at byte {pos}")
     kept: list[bytes | memoryview] = []
@@ -307,8 +315,8 @@ def _tagged_section(
     rewrite = False
     for _ in range(count):
         field_start = pos
-        tag, pos = _read_uvarint(buf, pos, end)
-        size, pos = _read_uvarint(buf, pos, end)
+        tag, pos = read_uvarint_within(buf, pos, end)
+        size, pos = read_uvarint_within(buf, pos, end)
         value_end = _need(pos, size, end, f"tagged field {tag}")
         walker = known.get(tag)
         if walker is None:
