@@ -84,6 +84,7 @@ class Report:
     peak_rss_mb: float = 0.0
     start_rss_mb: float = 0.0
     health_max_ms: float = 0.0
+    health_max_at: str = ""
     by_kind: collections.Counter[str] = field(default_factory=collections.Counter)
     failures: list[Case] = field(default_factory=list)
 
@@ -96,7 +97,8 @@ class Report:
             f"seed={self.seed} cases={self.cases} ({self.rate:.0f}/s over {self.elapsed_s:.0f} s) "
             f"answered={self.answered} closed={self.closed} long_polls={self.long_polls} "
             f"rss_mb start={self.start_rss_mb:.0f} peak={self.peak_rss_mb:.0f} "
-            f"health_max_ms={self.health_max_ms:.0f} failures={len(self.failures)}"
+            f"health_max_ms={self.health_max_ms:.0f} (at {self.health_max_at} UTC) "
+            f"failures={len(self.failures)}"
         )
 
 
@@ -234,6 +236,7 @@ class _Health(threading.Thread):
         self.stop = threading.Event()
         self.error: str | None = None
         self.max_ms = 0.0
+        self.max_at = 0.0  # when the slowest probe was answered (wall clock)
         self.peak_rss = 0.0
 
     def run(self) -> None:
@@ -243,7 +246,9 @@ class _Health(threading.Thread):
                 while not self.stop.is_set():
                     start = time.monotonic()
                     c.request(probe)
-                    self.max_ms = max(self.max_ms, (time.monotonic() - start) * 1000)
+                    took = (time.monotonic() - start) * 1000
+                    if took > self.max_ms:
+                        self.max_ms, self.max_at = took, time.time()
                     if self.broker.pid is not None:
                         self.peak_rss = max(self.peak_rss, rss_mb(self.broker.pid))
                     self.stop.wait(self.interval)
@@ -343,6 +348,7 @@ class Fuzzer:
         if not report.failures and health.error:
             self._blame(report, health.error)
         report.health_max_ms = health.max_ms
+        report.health_max_at = time.strftime("%H:%M:%S", time.gmtime(health.max_at))
         report.peak_rss_mb = health.peak_rss
         time.sleep(0.2)  # the broker's last log lines
         self._handler_errors(report)
