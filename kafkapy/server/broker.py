@@ -24,10 +24,14 @@ from kafkapy.metadata.embedded import EmbeddedStore
 from kafkapy.server.config import BrokerConfig
 from kafkapy.storage.log_manager import LogManager
 
+from .acceptor import Acceptor, raise_open_file_limit
 from .config_listener import ConfigChangeListener
 from .connection import serve_connection
+from .connection_quotas import ConnectionQuotas, listener_max_connections, resolve_overrides
 from .group_service import GroupService
+from .idle_expiry import IdleExpiry
 from .log_maintenance import run_log_maintenance
+from .memory_pool import memory_pool
 from .notify import AppendNotifier
 from .producer_ids import ProducerIdAllocator
 from .registration import register_broker
@@ -65,6 +69,21 @@ class Broker:
         self.dynamic_default_configs: dict[str, str] = {}
         self.dynamic_config_zxids: dict[str, int] = {}  # entity -> mzxid of the configs held
         self.config_listener: ConfigChangeListener | None = None
+        # floods: connection limits, the request memory pool, idle connection expiry
+        self.quotas = ConnectionQuotas(
+            self._max_connections(),
+            config.max_connections_per_ip,
+            resolve_overrides(config.max_connections_per_ip_overrides),
+        )
+        self.request_memory = memory_pool(config.queued_max_request_bytes)
+        self.idle = IdleExpiry(config.connections_max_idle_ms)
+
+    def _max_connections(self) -> int:
+        """max.connections, or the listener's listener.name.<name>.max.connections if lower."""
+        listener = listener_max_connections(self.config.raw, self.config.listeners[0].name)
+        if listener is None:
+            return self.config.max_connections
+        return min(listener, self.config.max_connections)
 
     @property
     def broker_props(self) -> Any:
@@ -140,6 +159,7 @@ class Broker:
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Accept connections until cancelled."""
         host, port = self.config.listener_host, self.config.listener_port
+        fd_limit = raise_open_file_limit()
         listeners = await trio.open_tcp_listeners(port, host=host or None)
         self.bound_port = listeners[0].socket.getsockname()[1]
         log.info(
@@ -153,10 +173,10 @@ class Broker:
         )
         task_status.started(self.bound_port)
 
-        async def handler(stream: trio.SocketStream) -> None:
+        async def handler(stream: trio.SocketStream, _ip: str) -> None:
             await serve_connection(self, stream)
 
-        await trio.serve_listeners(handler, listeners)
+        await Acceptor(self.quotas, handler, fd_limit).run(listeners)
 
 
 async def run_broker(config: BrokerConfig) -> None:
@@ -170,6 +190,7 @@ async def run_broker(config: BrokerConfig) -> None:
                 await nursery.start(broker.replicas.run)
             await nursery.start(broker.groups.run)
             await nursery.start(broker.config_listener.run)
+            await nursery.start(broker.idle.run)
             await nursery.start(broker.serve)
             nursery.start_soon(run_log_maintenance, broker)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

@@ -11,6 +11,12 @@ record bytes are copied once in user space (kernel to frame) on their way to the
 large frame is arriving, the receive low-water mark is raised to the bytes it still misses, so
 the connection wakes once per frame rather than once per few segments (server/rcvlowat.py).
 
+Limits (Kafka's, see server/acceptor.py for the connection counts): each frame's buffer is
+charged to the broker's request memory pool (queued.max.request.bytes, server/memory_pool.py)
+before it is allocated; when the pool is empty the connection stops reading until handled
+requests credit memory back. Every byte received or sent marks the connection active; one idle
+longer than connections.max.idle.ms is closed (server/idle_expiry.py).
+
 Malformed input closes the connection, as Kafka does: a frame over socket.request.max.bytes
 (refused before any buffer is allocated), a header that does not decode, an unknown API key, a
 version that is not served (except ApiVersions, which answers UNSUPPORTED_VERSION in a v0 reply),
@@ -33,6 +39,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -55,6 +62,7 @@ from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.log import FileRegion
 
 from .error_response import UNKNOWN_SERVER_ERROR_MESSAGE, RequestError, error_response
+from .idle_expiry import Activity
 from .rcvlowat import LowWater
 from .registry import REGISTRY
 from .responses import NO_RESPONSE, RawResponse, encode_entity, response_module
@@ -221,74 +229,139 @@ def _error_body(
     raise CloseConnection(f"{api} request failed and has no response")
 
 
-async def send_parts(stream: trio.SocketStream, parts: list[bytes | FileRegion]) -> None:
+async def _send_bytes(
+    sock: trio.socket.SocketType, data: bytes | bytearray, touch: Callable[[], None] | None
+) -> None:
+    """Send all of ``data``, marking the connection active after every part the kernel took."""
+    with memoryview(data) as view:
+        total = 0
+        while total < len(view):
+            with view[total:] as rest:
+                total += await sock.send(rest)
+            if touch is not None:
+                touch()
+
+
+async def send_parts(
+    stream: trio.SocketStream,
+    parts: list[bytes | FileRegion],
+    touch: Callable[[], None] | None = None,
+) -> None:
     """Write one response: size prefix, then its parts (file regions with sendfile).
 
     File regions carry descriptors owned by the response; they are closed here once sent, or
-    when sending fails.
+    when sending fails. ``touch`` is called whenever bytes went out (idle expiry).
     """
     size = sum(p.length if isinstance(p, FileRegion) else len(p) for p in parts)
     pending = bytearray(INT32.pack(size))
+    sock = stream.socket
     try:
         for part in parts:
             if isinstance(part, FileRegion):
                 if pending:
-                    await stream.send_all(pending)
+                    await _send_bytes(sock, pending, touch)
                     pending = bytearray()
-                await send_region(stream.socket, part)
+                await send_region(sock, part, touch)
             else:
                 pending += part
         if pending:
-            await stream.send_all(pending)
+            await _send_bytes(sock, pending, touch)
     finally:
         for part in parts:
             if isinstance(part, FileRegion):
                 os.close(part.fileno)
 
 
+async def _serve_frames(
+    broker: Broker,
+    stream: trio.SocketStream,
+    frames: list[bytearray],
+    peer: str,
+    conn_id: int,
+    activity: Activity,
+) -> bool:
+    """Handle received frames in order, answering each; True if any response was sent.
+
+    Each frame's charge to the request memory pool is credited once it has been handled (or
+    earlier by its handler), before its response is sent: a client that does not read its
+    responses holds no pool memory."""
+    pool = broker.request_memory
+    answered = False
+    for frame in frames:
+        activity.busy = True
+        try:
+            parts = await handle_frame(broker, frame, peer, conn_id)
+        finally:
+            activity.busy = False
+            pool.release(frame)
+        activity.touch()
+        if parts is not NO_RESPONSE:
+            await send_parts(stream, parts, activity.touch)
+            answered = True
+    return answered
+
+
 async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
-    """Serve one accepted connection until the peer closes it or sends something unacceptable."""
+    """Serve one accepted connection until the peer closes it, sends something unacceptable,
+    or stays idle longer than connections.max.idle.ms."""
     conn_id = next(_conn_ids)
     try:
         host, port = stream.socket.getpeername()[:2]
         peer = f"{host}:{port}"
     except OSError:
         peer = "?"
-    reader = FrameReader(broker.config.socket_request_max_bytes, STAGE_SIZE)
+    pool = broker.request_memory
+    reader = FrameReader(
+        broker.config.socket_request_max_bytes,
+        STAGE_SIZE,
+        pool.try_charge if pool.bounded else None,
+    )
     sock = stream.socket
     fd = sock.fileno()
     lowat = LowWater(sock)
+    frames: list[bytearray] = []
     broker.connections.add(conn_id)
-    try:
-        while True:
-            # receive without blocking while bytes are there; when the socket runs dry, drop the
-            # staging buffer and wait (1,000 idle connections hold no receive buffers)
-            try:
-                n = os.readv(fd, (reader.buffer(),))
-            except BlockingIOError:
-                reader.release()
-                lowat.wait_for(reader.missing)  # a large frame: wake when it is all there
-                await trio.lowlevel.wait_readable(sock)
-                continue
-            if not n:
-                return
-            answered = False
-            for frame in reader.received(n):
-                parts = await handle_frame(broker, frame, peer, conn_id)
-                if parts is not NO_RESPONSE:
-                    await send_parts(stream, parts)
-                    answered = True
-            if not answered:  # no await has yielded (partial frame, acks=0): let others run
-                await trio.lowlevel.checkpoint()
-    except FrameError as e:
-        log.warning("closing connection peer=%s reason=%r", peer, str(e))
-    except CloseConnection as e:
-        log.warning("closing connection peer=%s reason=%r", peer, str(e))
-    except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
-        pass
-    except Exception:
-        log.exception("unexpected error, closing connection peer=%s", peer)
-    finally:
-        broker.connections.discard(conn_id)
-        with trio.CancelScope(shield=True):
-            await stream.aclose()
+    with trio.CancelScope() as scope:
+        activity = broker.idle.register(conn_id, peer, scope)
+        try:
+            while True:
+                if reader.waiting_for_memory:  # muted until requests free pool memory
+                    await pool.wait_for_memory()
+                    frames = reader.resume()
+                else:
+                    # receive without blocking while bytes are there; when the socket runs dry,
+                    # drop the staging buffer and wait (idle connections hold no receive buffer)
+                    try:
+                        n = os.readv(fd, (reader.buffer(),))
+                    except BlockingIOError:
+                        reader.release()
+                        if not reader.waiting_for_memory:
+                            lowat.wait_for(reader.missing)  # a large frame: wake when all there
+                            await trio.lowlevel.wait_readable(sock)
+                        continue
+                    if not n:
+                        return
+                    activity.touch()
+                    frames = reader.received(n)
+                if pool.bounded:
+                    for frame in frames:
+                        pool.lease(frame)
+                answered = await _serve_frames(broker, stream, frames, peer, conn_id, activity)
+                if not answered:  # no await has yielded (partial frame, acks=0): let others run
+                    await trio.lowlevel.checkpoint()
+        except FrameError as e:
+            log.warning("closing connection peer=%s reason=%r", peer, str(e))
+        except CloseConnection as e:
+            log.warning("closing connection peer=%s reason=%r", peer, str(e))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
+            pass
+        except Exception:
+            log.exception("unexpected error, closing connection peer=%s", peer)
+        finally:
+            broker.idle.unregister(activity)
+            broker.connections.discard(conn_id)
+            for frame in frames:
+                pool.release(frame)
+            pool.credit(reader.charged)
+            with trio.CancelScope(shield=True):
+                await stream.aclose()

@@ -165,6 +165,9 @@ async def handle(ctx, _request):
             results.append(res)
     if appended:
         broker.appended.notify()
+    # the records are in the log: the frame's request memory is free (Kafka releases a produce
+    # request's buffer before it waits in purgatory), so acks=all waits hold none of it
+    broker.request_memory.release(ctx.frame)
     late = {}
     if pending:
         late = await _await_replication(broker, pending, request.timeout_ms / 1000)
