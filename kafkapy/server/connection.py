@@ -280,20 +280,24 @@ async def _serve_frames(
     conn_id: int,
     activity: Activity,
 ) -> bool:
-    """Handle received frames in order, answering each; True if any response was sent.
+    """Handle received frames in order (emptying ``frames``), answering each; True if any
+    response was sent.
 
     Each frame's charge to the request memory pool is credited once it has been handled (or
     earlier by its handler), before its response is sent: a client that does not read its
     responses holds no pool memory."""
     pool = broker.request_memory
     answered = False
-    for frame in frames:
+    frames.reverse()
+    while frames:
+        frame = frames.pop()  # taken out of the list: nothing keeps it once handled
         activity.busy = True
         try:
             parts = await handle_frame(broker, frame, peer, conn_id)
         finally:
             activity.busy = False
             pool.release(frame)
+            del frame  # not alive while the response goes out (the pool has credited it)
         activity.touch()
         if parts is not NO_RESPONSE:
             await send_parts(stream, parts, activity.touch)
@@ -343,10 +347,9 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
                         return
                     activity.touch()
                     frames = reader.received(n)
-                if pool.bounded:
-                    for frame in frames:
-                        pool.lease(frame)
+                pool.lease_all(frames)
                 answered = await _serve_frames(broker, stream, frames, peer, conn_id, activity)
+                frames = []  # an idle connection must not keep its last request alive
                 if not answered:  # no await has yielded (partial frame, acks=0): let others run
                     await trio.lowlevel.checkpoint()
         except FrameError as e:
@@ -360,8 +363,7 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
         finally:
             broker.idle.unregister(activity)
             broker.connections.discard(conn_id)
-            for frame in frames:
-                pool.release(frame)
+            pool.release_all(frames)
             pool.credit(reader.charged)
             with trio.CancelScope(shield=True):
                 await stream.aclose()

@@ -50,9 +50,17 @@ class MemoryPool:
         """Remember that ``frame``'s charge is to be credited by ``release(frame)``."""
         self._leases[id(frame)] = len(frame)
 
+    def lease_all(self, frames: list[bytearray]) -> None:
+        for frame in frames:
+            self._leases[id(frame)] = len(frame)
+
     def release(self, frame: bytearray | bytes | None) -> None:
         """Credit what ``frame`` was charged (once; later calls do nothing)."""
         if frame is not None:
+            self.credit(self._leases.pop(id(frame), 0))
+
+    def release_all(self, frames: list[bytearray]) -> None:
+        for frame in frames:
             self.credit(self._leases.pop(id(frame), 0))
 
     async def wait_for_memory(self) -> None:
@@ -84,7 +92,13 @@ class UnboundedPool(MemoryPool):
     def lease(self, frame: bytearray | bytes) -> None:
         return None
 
+    def lease_all(self, frames: list[bytearray]) -> None:
+        return None
+
     def release(self, frame: bytearray | bytes | None) -> None:
+        return None
+
+    def release_all(self, frames: list[bytearray]) -> None:
         return None
 
     async def wait_for_memory(self) -> None:
