@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import datetime
 import errno
+import os
 import resource
+import shutil
 import socket
 import struct
 import threading
@@ -21,7 +23,7 @@ import time
 
 import pytest
 from kio.schema.api_versions.v0.request import ApiVersionsRequest
-from kio.schema.metadata.v12.request import MetadataRequest
+from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
 from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
 
 from kafkapy.protocol.record_batch import Record, encode_batch
@@ -341,8 +343,10 @@ def test_pipelined_large_produce_requests_are_bounded_by_queued_max_request_byte
             consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "check"})
             try:
                 wait_until(
-                    lambda: consumer.get_watermark_offsets(TopicPartition("bulk", 0), 10)[1]
-                    == PIPELINERS * len(requests),
+                    lambda: (
+                        consumer.get_watermark_offsets(TopicPartition("bulk", 0), 10)[1]
+                        == PIPELINERS * len(requests)
+                    ),
                     60,
                     "every pipelined request appended",
                 )
@@ -354,5 +358,81 @@ def test_pipelined_large_produce_requests_are_bounded_by_queued_max_request_byte
         assert grown < bound, f"peak RSS grew by {grown:.0f} MiB (bound {bound:.0f} MiB)"
     finally:
         close_all(senders)
+        code = broker.stop()
+    assert code == 0, broker.log_text()[-3000:]
+
+
+class LimitedBroker(BrokerProcess):
+    """A broker started with RLIMIT_NOFILE soft = hard = ``nofile``."""
+
+    nofile = 300
+
+    def command(self) -> list[str]:
+        return ["prlimit", f"--nofile={self.nofile}:{self.nofile}", *super().command()]
+
+
+def open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def test_out_of_file_descriptors(tmp_path):
+    """Started with 300 descriptors, the broker keeps a tenth of them from connections: a
+    flood of 400 is partly closed at once, and a topic can still be created and written (its
+    segment files need descriptors). Then its limit is cut below what it holds: accept fails
+    with EMFILE, which the broker reports once and waits out without spinning, serving the
+    connections it has; when connections close it accepts again."""
+    if shutil.which("prlimit") is None:
+        pytest.skip("prlimit (util-linux) is needed to start a broker with a low RLIMIT_NOFILE")
+    broker = LimitedBroker(tmp_path / "broker", {"num.partitions": "4"}).start()
+    floods: list[socket.socket] = []
+    try:
+        pid = broker.pid
+        writer = RawClient(broker.bootstrap, timeout=30)
+        with HealthyClient(broker.bootstrap) as healthy:
+            flood = open_flood(broker.port, "127.0.0.2", 400)
+            floods += flood
+            wait_until(lambda: count_closed(flood) > 100, 30, "connections over the reserve closed")
+            assert open_fds(pid) <= LimitedBroker.nofile - 32  # the reserve is left free
+            assert "reason=file_descriptors" in broker.log_text()
+            # storage still gets descriptors: auto-create a 4-partition topic and append to it
+            meta = writer.request(
+                MetadataRequest(
+                    topics=(MetadataRequestTopic(topic_id=None, name="fd-topic"),),
+                    allow_auto_topic_creation=True,
+                    include_topic_authorized_operations=False,
+                )
+            )
+            assert meta.topics[0].error_code == 0, meta.topics[0]
+            now = int(time.time() * 1000)
+            batch = encode_batch([Record(0, now, None, b"still writable", [])])
+            writer.send_frame(produce_frame("fd-topic", batch, 5)[4:])
+            assert writer.recv_frame()[:4] == struct.pack(">i", 5)
+            close_all(flood)
+            floods.clear()
+            wait_until(lambda: open_fds(pid) < 150, 30, "the flood's descriptors to be freed")
+
+            # now cut the limit below what the broker holds: accept() fails with EMFILE
+            held = open_fds(pid)
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (held + 5, LimitedBroker.nofile))
+            flood = open_flood(broker.port, "127.0.0.3", 50)
+            floods += flood
+            wait_until(lambda: "EMFILE" in broker.log_text(), 30, "EMFILE to be reported")
+            cpu0 = cpu_seconds(pid)
+            time.sleep(2)
+            spent = cpu_seconds(pid) - cpu0
+            assert spent < 0.5, f"the broker used {spent:.2f}s of CPU in 2s while out of fds"
+            assert broker.log_text().count("cannot accept connections") == 1
+            healthy.check(max_latency=10)
+            close_all(flood)  # descriptors free up: the broker accepts again
+            floods.clear()
+            late = open_flood(broker.port, "127.0.0.4", 1)
+            floods += late
+            assert answered(late, 30) == 1
+            assert "accepting connections again" in broker.log_text()
+            healthy.check(max_latency=10)
+        writer.close()
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (LimitedBroker.nofile,) * 2)
+    finally:
+        close_all(floods)
         code = broker.stop()
     assert code == 0, broker.log_text()[-3000:]

@@ -9,11 +9,11 @@ it in its own task until it closes (which frees its slot).
 File descriptors: at start the broker raises its soft RLIMIT_NOFILE to the hard limit (as the
 JVM does for Kafka by default, -XX:+MaxFDLimit). Connections are not allowed to take the last
 descriptors, which segment rolls and new partitions need (an error there takes a log directory
-offline): an accepted socket whose descriptor number reaches ``limit - reserve`` is closed, and
-accepting pauses until a connection closes. When accept itself fails for lack of descriptors or
-memory (EMFILE, ENFILE, ENOBUFS, ENOMEM), the loop waits for a connection to close (or a second)
-and tries again: never a busy loop, one warning per episode, existing connections keep being
-served.
+offline): an accepted socket whose descriptor number reaches ``limit - reserve`` is closed at
+once (descriptors are allocated lowest first, so its number counts the descriptors in use).
+When accept itself fails for lack of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM),
+the loop waits for a connection to close (or a second) and tries again: never a busy loop, one
+warning per episode, existing connections keep being served.
 
 Refused connections are counted and logged at most once per ``LOG_EVERY_S`` per reason.
 """
@@ -136,10 +136,11 @@ class Acceptor:
         except OSError:  # reset before we got to it
             sock.close()
             return
-        if sock.fileno() >= self.fd_ceiling:
+        fd = sock.fileno()
+        if fd >= self.fd_ceiling:
             sock.close()
             self.refusals.refused(
-                "file_descriptors", f"{ip} (open file limit {self.fd_limit}, fd {sock.fileno()})"
+                "file_descriptors", f"{ip} (fd {fd}; open file limit {self.fd_limit})"
             )
             return
         if not self.quotas.admit(ip):
