@@ -261,7 +261,7 @@ class LogCleaner:
         best: tuple[float, TopicPartition, PartitionLog, _Cleanable] | None = None
         horizon_due: tuple[TopicPartition, PartitionLog, _Cleanable] | None = None
         for tp, plog in list(self.manager.logs.items()):
-            if not plog.config.compact or tp in self.uncleanable or plog.cleaning:
+            if not plog.config.compact or tp in self.uncleanable or plog.cleaning or plog.offline:
                 continue
             c = cleanable_offsets(plog, self.first_dirty_offset(tp), now_ms)
             ratio = c.ratio
@@ -566,6 +566,9 @@ class LogCleaner:
             error = CleanerAborted(f"{task.tp} was deleted while being cleaned ({error})")
         if isinstance(error, CleanerAborted):
             log.info("cleaning aborted tp=%s-%d reason=%s", task.tp[0], task.tp[1], error)
+            return
+        if isinstance(error, OSError):  # the disk failed, not the log: its directory goes offline
+            task.log.io_failed("cleaning", error)
             return
         self.uncleanable[task.tp] = f"{type(error).__name__}: {error}"
         log.error(
