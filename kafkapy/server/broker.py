@@ -5,7 +5,8 @@ ensure the cluster id, register this broker and take the controller role (single
 mode), open or create the logs of every partition assigned here, watch config change
 notifications (server/config_listener.py), then accept connections. On shutdown (SIGINT/SIGTERM)
 connections stop being accepted, logs are flushed and checkpointed and a clean-shutdown marker is
-written, so the next start skips recovery.
+written, so the next start skips recovery. A broker whose every log directory failed stops
+itself with exit status 1 (server/log_dir_failures.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .connection import serve_connection
 from .connection_quotas import ConnectionQuotas, listener_max_connections, resolve_overrides
 from .group_service import GroupService
 from .idle_expiry import IdleExpiry
+from .log_dir_failures import LogDirFailureHandler
 from .log_maintenance import run_log_maintenance
 from .memory_pool import memory_pool
 from .notify import AppendNotifier
@@ -77,6 +79,15 @@ class Broker:
         )
         self.request_memory = memory_pool(config.queued_max_request_bytes)
         self.idle = IdleExpiry(config.connections_max_idle_ms)
+        # storage faults: the reaction to a failed log directory; halt() ends run_broker
+        self.log_dir_failures: LogDirFailureHandler | None = None
+        self.exit_code = 0
+        self.stop_requested = trio.Event()
+
+    def halt(self, exit_code: int) -> None:
+        """Stop the broker (as on SIGTERM, but without moving leaderships) with this status."""
+        self.exit_code = exit_code
+        self.stop_requested.set()
 
     def _max_connections(self) -> int:
         """max.connections, or the listener's listener.name.<name>.max.connections if lower."""
@@ -109,6 +120,7 @@ class Broker:
         self.dynamic_default_configs = self.cluster.broker_configs("<default>")
         self.logs = LogManager(self.log_dirs, self._default_log_config())
         self.logs.startup(self.broker_id, self.cluster_id)
+        self.log_dir_failures = LogDirFailureHandler(self)
         register_broker(self)  # waits out a killed predecessor's registration
         if not self.config.zookeeper_connect:
             # embedded: the lone broker is the controller
@@ -179,13 +191,21 @@ class Broker:
         await Acceptor(self.quotas, handler, fd_limit).run(listeners)
 
 
-async def run_broker(config: BrokerConfig) -> None:
-    """Run a broker until SIGINT or SIGTERM, then shut it down cleanly."""
+async def _stop_when_requested(broker: Broker, scope: trio.CancelScope) -> None:
+    await broker.stop_requested.wait()
+    scope.cancel()
+
+
+async def run_broker(config: BrokerConfig) -> int:
+    """Run a broker until SIGINT or SIGTERM (or until it halts itself: no log directory left),
+    then shut it down; returns the exit status."""
     load_all()
     broker = Broker(config)
     broker.start()
     try:
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(_stop_when_requested, broker, nursery.cancel_scope)
+            await nursery.start(broker.log_dir_failures.run)
             if broker.replicas is not None:
                 await nursery.start(broker.replicas.run)
             await nursery.start(broker.groups.run)
@@ -202,7 +222,8 @@ async def run_broker(config: BrokerConfig) -> None:
                     break
     finally:
         broker.stop()
-        log.info("kafkapy stopped broker.id=%s", broker.broker_id)
+        log.info("kafkapy stopped broker.id=%s exit_code=%d", broker.broker_id, broker.exit_code)
+    return broker.exit_code
 
 
 def new_topic_id() -> uuid.UUID:

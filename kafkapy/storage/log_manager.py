@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import threading
 import uuid
 from pathlib import Path
 
@@ -54,6 +55,9 @@ class LogManager:
         self.had_clean_shutdown: dict[Path, bool] = {}
         self.failures = LogDirFailureChannel()
         self.failures.listeners.append(self._take_offline)
+        # logs are added and removed on the broker's thread; a failure or a checkpoint may
+        # look at them from a worker thread
+        self._lock = threading.Lock()
 
     # ---- log directory failures ----------------------------------------------------------
 
@@ -65,7 +69,8 @@ class LogManager:
         return not self.failures.is_offline(d)
 
     def partitions_in(self, d: Path) -> list[tuple[str, int]]:
-        return sorted(tp for tp, ld in self._dir_of.items() if ld == d)
+        with self._lock:
+            return sorted(tp for tp, ld in self._dir_of.items() if ld == d)
 
     def fail_dir(self, d: Path, what: str, error: OSError) -> None:
         """An I/O error in ``d`` (any thread): take it offline (once)."""
@@ -73,14 +78,16 @@ class LogManager:
 
     def _attach(self, tp: tuple[str, int], plog: PartitionLog, d: Path) -> None:
         plog.on_io_error = self.fail_dir
-        self.logs[tp] = plog
-        self._dir_of[tp] = d
+        with self._lock:
+            self.logs[tp] = plog
+            self._dir_of[tp] = d
 
     def _take_offline(self, failure: LogDirFailure) -> None:
         d = failure.log_dir
-        tps = self.partitions_in(d)
-        for tp in tps:
-            self.logs[tp].offline = True
+        with self._lock:
+            tps = sorted(tp for tp, ld in self._dir_of.items() if ld == d)
+            for tp in tps:
+                self.logs[tp].offline = True
         left = self.online_dirs
         log.error(
             "log directory offline dir=%s error=%r while %s: its %d partitions are offline on "
@@ -153,11 +160,21 @@ class LogManager:
         except OSError as e:
             self.fail_dir(d, f"writing {name}", e)
 
-    def checkpoint_recovery_points(self) -> None:
-        for d in self.log_dirs:
-            tps = self.partitions_in(d)
-            recovery = {tp: self.logs[tp].recovery_point for tp in tps}
+    def recovery_points(self) -> dict[Path, dict[tuple[str, int], int]]:
+        """Every online dir's recovery points (a snapshot to write from any thread)."""
+        with self._lock:
+            out: dict[Path, dict[tuple[str, int], int]] = {d: {} for d in self.online_dirs}
+            for tp, d in self._dir_of.items():
+                if d in out:
+                    out[d][tp] = self.logs[tp].recovery_point
+        return out
+
+    def write_recovery_points(self, snapshot: dict[Path, dict[tuple[str, int], int]]) -> None:
+        for d, recovery in snapshot.items():
             self._write_checkpoint(d, RECOVERY_POINT_CHECKPOINT, recovery)
+
+    def checkpoint_recovery_points(self) -> None:
+        self.write_recovery_points(self.recovery_points())
 
     def checkpoint(self) -> None:
         """Write recovery-point and log-start-offset checkpoints of every online log dir."""
@@ -186,8 +203,9 @@ class LogManager:
                 write_atomic(d / CLEAN_SHUTDOWN_MARKER, "")
             except OSError as e:
                 self.fail_dir(d, "writing the clean-shutdown marker", e)
-        self.logs.clear()
-        self._dir_of.clear()
+        with self._lock:
+            self.logs.clear()
+            self._dir_of.clear()
 
     def online_logs(self) -> list[PartitionLog]:
         return [plog for plog in self.logs.values() if not plog.offline]
@@ -271,8 +289,9 @@ class LogManager:
     def delete_log(self, topic: str, partition: int) -> None:
         """Close the log, rename its directory to ``<tp>.<uuid>-delete``, then remove it."""
         tp = (topic, partition)
-        plog = self.logs.pop(tp, None)
-        d = self._dir_of.pop(tp, None)
+        with self._lock:
+            plog = self.logs.pop(tp, None)
+            d = self._dir_of.pop(tp, None)
         if plog is None or d is None:
             return
         if plog.offline or not self.is_online(d):

@@ -19,7 +19,9 @@ is refused with NOT_ENOUGH_REPLICAS when the ISR is smaller than min.insync.repl
 append it waits (on events) until the high watermark covers the batch — the whole ISR has it —
 then answers, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.insync.replicas
 meanwhile, NOT_LEADER_OR_FOLLOWER if leadership moved, REQUEST_TIMED_OUT after the request's
-timeout. acks=1 answers after the local append.
+timeout. acks=1 answers after the local append. flush.messages / flush.ms fsyncs run before the
+answer, in a worker thread (server/log_flusher.py); a storage error (full disk, failed device)
+is KAFKA_STORAGE_ERROR for the partition, whose log directory goes offline.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.errors import StorageError
 
 from ..connection import CloseConnection
+from ..log_flusher import flush_if_due
 from ..registry import api
 from ..responses import NO_RESPONSE, RawResponse
 
@@ -133,6 +136,23 @@ async def _await_replication(broker, pending, timeout_s: float):
     return errors
 
 
+async def _flush_if_due(broker, topics, results, now_ms: int) -> dict:
+    """flush.messages / flush.ms of the partitions appended to, before answering (the fsyncs
+    off the event loop: server/log_flusher.py); {(topic, partition): KAFKA_STORAGE_ERROR} for
+    those whose flush failed."""
+    failed = {}
+    it = iter(results)
+    for td in topics:
+        for pd in td.partitions:
+            if next(it)[0] != ErrorCode.none:
+                continue
+            try:
+                await flush_if_due(broker.topics.log(td.name, pd.index), now_ms)
+            except StorageError as e:
+                failed[(td.name, pd.index)] = ErrorCode(e.error_code)
+    return failed
+
+
 @api("Produce", raw=True)
 async def handle(ctx, _request):
     from ..broker import now_ms
@@ -168,9 +188,10 @@ async def handle(ctx, _request):
     # the records are in the log: the frame's request memory is free (Kafka releases a produce
     # request's buffer before it waits in purgatory), so acks=all waits hold none of it
     broker.request_memory.release(ctx.frame)
-    late = {}
+    late = await _flush_if_due(broker, request.topics, results, now) if appended else {}
+    pending = [p for p in pending if (p[0], p[1]) not in late]
     if pending:
-        late = await _await_replication(broker, pending, request.timeout_ms / 1000)
+        late.update(await _await_replication(broker, pending, request.timeout_ms / 1000))
     it = iter(results)
     topics = []
     for td in request.topics:
