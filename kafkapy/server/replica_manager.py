@@ -108,6 +108,7 @@ class ReplicaManager:
         self.controller = Controller(broker.cluster, self.me, self._unclean_for)
         self.controller_lock = trio.Lock()
         self.shutting_down = False
+        self.offline: set[tuple[str, int]] = set()  # partitions on a failed log directory
         self._lock = threading.Lock()
         self._dirty_topics: set[str] = set()
         self._dirty_all = True
@@ -540,9 +541,11 @@ class ReplicaManager:
                 logs.fail_dir(d, f"writing {REPLICATION_OFFSET_CHECKPOINT}", e)
 
     def on_log_dir_failure(self, partitions: list[tuple[str, int]]) -> None:
-        """Partitions whose log directory failed: no more fetching or following them."""
+        """Partitions whose log directory failed: no more fetching or following them (their
+        state here is left as it was; their logs refuse everything)."""
         for tp in partitions:
             self._unfollow(tp)
+            self.offline.add(tp)
 
     async def _checkpoint_loop(self) -> None:
         interval = max(self.broker.config.replica_high_watermark_checkpoint_interval_ms, 100)
@@ -634,7 +637,9 @@ class ReplicaManager:
                 stuck = [
                     tp
                     for tp, rp in self.partitions.items()
-                    if rp.is_leader and any(b != self.me and b in self.live for b in rp.isr)
+                    if rp.is_leader
+                    and tp not in self.offline
+                    and any(b != self.me and b in self.live for b in rp.isr)
                 ]
                 if not stuck:
                     break

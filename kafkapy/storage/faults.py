@@ -4,7 +4,8 @@ Off unless enabled, in one of two explicit ways, both for tests only:
 
 * in-process: ``inject(directory, errno.ENOSPC, after_bytes)`` / ``clear()``;
 * in a broker process: the environment variable ``KAFKAPY_TEST_STORAGE_FAULTS`` set to
-  ``<directory>=<ERRNO>@<bytes>`` (e.g. ``/tmp/t/logs=ENOSPC@1048576``), read at import.
+  ``<directory>=<ERRNO>@<bytes>`` (e.g. ``/tmp/t/logs=ENOSPC@1048576``; several separated by
+  ``;``), read at import.
 
 Once ``after_bytes`` bytes have been written to files under ``directory`` (segment data, index
 entries, checkpoint files), writes there fail with that errno: a write that crosses the budget
@@ -40,27 +41,35 @@ class _Fault:
         return OSError(self.error, os.strerror(self.error), str(path))
 
 
-_fault: _Fault | None = None
+_faults: list[_Fault] = []
 ACTIVE = False
 
 
 def inject(directory: str | os.PathLike[str], error: int, after_bytes: int = 0) -> None:
-    """Fail writes under ``directory`` with ``error`` once ``after_bytes`` were written."""
-    global _fault, ACTIVE
-    _fault = _Fault(Path(directory), error, after_bytes)
+    """Fail writes under ``directory`` with ``error`` once ``after_bytes`` were written
+    (several directories may each have their own fault)."""
+    global ACTIVE
+    _faults.append(_Fault(Path(directory), error, after_bytes))
     ACTIVE = True
 
 
 def clear() -> None:
-    global _fault, ACTIVE
-    _fault = None
+    global ACTIVE
+    _faults.clear()
     ACTIVE = False
+
+
+def _fault_for(path: str | os.PathLike[str]) -> _Fault | None:
+    for f in _faults:
+        if f.covers(path):
+            return f
+    return None
 
 
 def writable(path: str | os.PathLike[str], n: int) -> int:
     """How many of ``n`` bytes a write to ``path`` may write; raises when none."""
-    f = _fault
-    if f is None or not f.covers(path):
+    f = _fault_for(path)
+    if f is None:
         return n
     with f.lock:
         allowed = min(n, max(f.budget, 0))
@@ -72,33 +81,32 @@ def writable(path: str | os.PathLike[str], n: int) -> int:
 
 def check_write(path: str | os.PathLike[str], n: int) -> None:
     """An all-or-nothing write of ``n`` bytes (an index entry, a checkpoint file)."""
-    if writable(path, n) < n:
-        assert _fault is not None
-        raise _fault.fail(path)
+    f = _fault_for(path)
+    if f is not None and writable(path, n) < n:
+        raise f.fail(path)
 
 
 def check_create(path: str | os.PathLike[str]) -> None:
-    f = _fault
-    if f is not None and f.covers(path) and f.budget <= 0:
+    f = _fault_for(path)
+    if f is not None and f.budget <= 0:
         raise f.fail(path)
 
 
 def check_sync(path: str | os.PathLike[str]) -> None:
-    f = _fault
-    if f is not None and f.error == errno.EIO and f.covers(path) and f.budget <= 0:
+    f = _fault_for(path)
+    if f is not None and f.error == errno.EIO and f.budget <= 0:
         raise f.fail(path)
 
 
 def _from_env() -> None:
-    spec = os.environ.get(ENV)
-    if not spec:
-        return
-    directory, sep, rest = spec.rpartition("=")
-    name, _, size = rest.partition("@")
-    code = getattr(errno, name.strip().upper(), None)
-    if not sep or not directory or not isinstance(code, int):
-        raise ValueError(f"{ENV}={spec!r}: expected <directory>=<ERRNO>@<bytes>")
-    inject(directory, code, int(size or 0))
+    """``<directory>=<ERRNO>@<bytes>``, several separated by ``;``."""
+    for spec in filter(None, (x.strip() for x in os.environ.get(ENV, "").split(";"))):
+        directory, sep, rest = spec.rpartition("=")
+        name, _, size = rest.partition("@")
+        code = getattr(errno, name.strip().upper(), None)
+        if not sep or not directory or not isinstance(code, int):
+            raise ValueError(f"{ENV}={spec!r}: expected <directory>=<ERRNO>@<bytes>")
+        inject(directory, code, int(size or 0))
 
 
 _from_env()
