@@ -15,6 +15,7 @@ import datetime
 import errno
 import os
 import resource
+import select
 import shutil
 import socket
 import struct
@@ -78,13 +79,14 @@ def open_flood(port: int, source: str, n: int) -> list[socket.socket]:
     return socks
 
 
+_HUNG_UP = select.POLLRDHUP | select.POLLHUP | select.POLLERR
+
+
 def closed_by_broker(s: socket.socket) -> bool:
-    try:
-        return s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-    except BlockingIOError:
-        return False
-    except (ConnectionResetError, ConnectionRefusedError):
-        return True
+    """The broker closed (or reset) it, even with responses still unread in its buffer."""
+    poller = select.poll()
+    poller.register(s, _HUNG_UP)
+    return bool(poller.poll(0))
 
 
 def count_closed(socks: list[socket.socket]) -> int:
@@ -432,6 +434,61 @@ def test_out_of_file_descriptors(tmp_path):
             healthy.check(max_latency=10)
         writer.close()
         resource.prlimit(pid, resource.RLIMIT_NOFILE, (LimitedBroker.nofile,) * 2)
+    finally:
+        close_all(floods)
+        code = broker.stop()
+    assert code == 0, broker.log_text()[-3000:]
+
+
+def test_connection_limits_change_at_run_time(tmp_path):
+    """max.connections.per.ip and max.connections are dynamic broker configs, as in Kafka:
+    set with IncrementalAlterConfigs they apply at once (new connections over the per-address
+    limit closed; connections over a lowered max.connections closed, least recently active
+    first), and deleting them lifts the limits again."""
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+    )
+
+    broker = BrokerProcess(tmp_path / "broker").start()
+    floods: list[socket.socket] = []
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        res = ConfigResource(ConfigResource.Type.BROKER, "0")
+
+        def alter(op, **configs: str) -> None:
+            entries = [
+                ConfigEntry(k.replace("_", "."), v, incremental_operation=op)
+                for k, v in configs.items()
+            ]
+            r = ConfigResource(res.restype, res.name, incremental_configs=entries)
+            admin.incremental_alter_configs([r])[r].result(15)
+
+        with HealthyClient(broker.bootstrap) as healthy:
+            old = open_flood(broker.port, "127.0.0.2", 20)
+            floods += old
+            assert answered(old, 10) == 20
+            alter(AlterConfigOpType.SET, max_connections_per_ip="5")
+            new = open_flood(broker.port, "127.0.0.2", 5)
+            floods += new
+            wait_until(lambda: count_closed(new) == 5, 10, "new connections over 5 closed")
+            assert count_closed(old) == 0  # existing connections stay
+            alter(AlterConfigOpType.DELETE, max_connections_per_ip="")
+            again = open_flood(broker.port, "127.0.0.2", 5)
+            floods += again
+            assert answered(again, 10) == 5
+            # 25 flood connections, the healthy client, the admin client: lower to 10
+            time.sleep(0.2)
+            alter(AlterConfigOpType.SET, max_connections="10")
+            wait_until(lambda: count_closed(old + again) >= 17, 10, "excess connections closed")
+            assert not closed_by_broker(healthy.client.sock)  # the most recently active
+            healthy.check(max_latency=10)
+            alter(AlterConfigOpType.DELETE, max_connections="")
+            late = open_flood(broker.port, "127.0.0.3", 20)
+            floods += late
+            assert answered(late, 10) == 20
     finally:
         close_all(floods)
         code = broker.stop()

@@ -292,3 +292,35 @@ def test_cluster_broker_log_dirs_fill_up(tmp_path, disks, zookeeper, monkeypatch
         if loop is not None:
             loop._stop.set()
         cluster.stop()
+
+
+def test_flush_messages_moves_the_checkpointed_recovery_point(tmp_path):
+    """log.flush.interval.messages=1: every append is fsynced (in a worker thread) before it is
+    acknowledged, and the recovery point it reached is checkpointed every
+    log.flush.offset.checkpoint.interval.ms while the broker runs, so a restart after a crash
+    only scans what was not flushed."""
+    from kafkapy.storage.checkpoints import RECOVERY_POINT_CHECKPOINT, read_offset_checkpoint
+
+    broker = BrokerProcess(
+        tmp_path / "broker",
+        {"log.flush.interval.messages": "1", "log.flush.offset.checkpoint.interval.ms": "200"},
+    ).start()
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("flushed", 1, 1)])["flushed"].result(15)
+        producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 1})
+        for i in range(300):
+            producer.produce("flushed", value=b"%d" % i)
+        assert producer.flush(30) == 0
+        path = broker.data_dir / "logs" / RECOVERY_POINT_CHECKPOINT
+        wait_for(
+            lambda: read_offset_checkpoint(path).get(("flushed", 0)) == 300,
+            15,
+            "the recovery point of flushed-0 checkpointed at 300",
+        )
+        assert consume_all(broker.bootstrap, "flushed", 1, at_least=300) == [
+            b"%d" % i for i in range(300)
+        ]
+    finally:
+        code = broker.stop()
+    assert code == 0, broker.log_text()[-3000:]

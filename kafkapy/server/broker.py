@@ -28,7 +28,8 @@ from kafkapy.storage.log_manager import LogManager
 from .acceptor import Acceptor, raise_open_file_limit
 from .config_listener import ConfigChangeListener
 from .connection import serve_connection
-from .connection_quotas import ConnectionQuotas, listener_max_connections, resolve_overrides
+from .connection_limit_configs import apply_connection_limits
+from .connection_quotas import ConnectionQuotas
 from .group_service import GroupService
 from .idle_expiry import IdleExpiry
 from .log_dir_failures import LogDirFailureHandler
@@ -72,11 +73,7 @@ class Broker:
         self.dynamic_config_zxids: dict[str, int] = {}  # entity -> mzxid of the configs held
         self.config_listener: ConfigChangeListener | None = None
         # floods: connection limits, the request memory pool, idle connection expiry
-        self.quotas = ConnectionQuotas(
-            self._max_connections(),
-            config.max_connections_per_ip,
-            resolve_overrides(config.max_connections_per_ip_overrides),
-        )
+        self.quotas = ConnectionQuotas()  # the limits in force: start() (dynamic configs too)
         self.request_memory = memory_pool(config.queued_max_request_bytes)
         self.idle = IdleExpiry(config.connections_max_idle_ms)
         # storage faults: the reaction to a failed log directory; halt() ends run_broker
@@ -88,13 +85,6 @@ class Broker:
         """Stop the broker (as on SIGTERM, but without moving leaderships) with this status."""
         self.exit_code = exit_code
         self.stop_requested.set()
-
-    def _max_connections(self) -> int:
-        """max.connections, or the listener's listener.name.<name>.max.connections if lower."""
-        listener = listener_max_connections(self.config.raw, self.config.listeners[0].name)
-        if listener is None:
-            return self.config.max_connections
-        return min(listener, self.config.max_connections)
 
     @property
     def broker_props(self) -> Any:
@@ -118,6 +108,7 @@ class Broker:
         self.cluster_id = self.cluster.ensure_cluster_id()
         self.dynamic_configs = self.cluster.broker_configs(self.broker_id)
         self.dynamic_default_configs = self.cluster.broker_configs("<default>")
+        apply_connection_limits(self)
         self.logs = LogManager(self.log_dirs, self._default_log_config())
         self.logs.startup(self.broker_id, self.cluster_id)
         self.log_dir_failures = LogDirFailureHandler(self)

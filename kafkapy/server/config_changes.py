@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from kafkapy.protocol.errors import ErrorCode
 
+from .connection_limit_configs import apply_connection_limits
 from .log_configs import (
     TOPIC_CONFIGS,
     apply_log_configs,
@@ -177,6 +178,7 @@ def apply_broker_configs(broker, entity: str, configs: Mapping[str, str], zxid: 
     zxids[entity] = zxid
     setattr(broker, attr, dict(configs))
     apply_log_configs(broker)
+    apply_connection_limits(broker)
     return True
 
 

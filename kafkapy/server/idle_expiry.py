@@ -64,6 +64,14 @@ class IdleExpiry:
     def unregister(self, entry: Activity) -> None:
         self._lru.pop(entry.conn_id, None)
 
+    def close_oldest(self, n: int) -> None:
+        """Close the ``n`` least recently active connections (max.connections was lowered)."""
+        for entry in list(self._lru.values())[:n]:
+            self._lru.pop(entry.conn_id, None)
+            log.info("closing connection peer=%s: over max.connections", entry.peer)
+            if entry.scope is not None:
+                entry.scope.cancel()
+
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
         if not self.enabled:

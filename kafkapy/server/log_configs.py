@@ -60,6 +60,10 @@ DYNAMIC_BROKER_KEYS = (frozenset(SYNONYM_OF) | frozenset(CLEANER_CONFIGS)) - {
 
 def validate_broker_config(name: str, value: str | None) -> str | None:
     """An error message if ``name`` cannot be set dynamically to ``value``, else None."""
+    from .connection_limit_configs import is_connection_config, validate_connection_config
+
+    if is_connection_config(name):
+        return validate_connection_config(name, value)
     if name not in DYNAMIC_BROKER_KEYS:
         return f"Cannot update these configs dynamically: Set({name})"
     if value is None:
