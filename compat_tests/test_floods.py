@@ -11,7 +11,6 @@ loopback on Linux) so that per-address limits can be told apart from the healthy
 
 from __future__ import annotations
 
-import datetime
 import errno
 import os
 import resource
@@ -25,12 +24,11 @@ import time
 import pytest
 from kio.schema.api_versions.v0.request import ApiVersionsRequest
 from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
-from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
 
 from kafkapy.protocol.record_batch import Record, encode_batch
 from kafkapy.testing import BrokerProcess
 
-from .rawclient import RawClient, encode_request
+from .rawclient import RawClient, encode_request, produce_request
 
 MiB = 1 << 20
 API_VERSIONS = encode_request(ApiVersionsRequest(), correlation_id=7)
@@ -279,17 +277,7 @@ def test_slow_senders_are_closed_after_connections_max_idle_ms(tmp_path):
 
 
 def produce_frame(topic: str, batch: bytes, corr: int) -> bytes:
-    request = ProduceRequest(
-        transactional_id=None,
-        acks=1,
-        timeout=datetime.timedelta(seconds=30),
-        topic_data=(
-            TopicProduceData(
-                name=topic, partition_data=(PartitionProduceData(index=0, records=batch),)
-            ),
-        ),
-    )
-    return frame(encode_request(request, correlation_id=corr))
+    return frame(encode_request(produce_request(topic, batch), correlation_id=corr))
 
 
 QUEUED_MAX = 16 * MiB

@@ -10,20 +10,18 @@ fills too the broker stops; an acks=all idempotent producer loses nothing throug
 
 from __future__ import annotations
 
-import datetime
 import threading
 import time
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
-from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
 
 from kafkapy.protocol.record_batch import Record, encode_batch
 from kafkapy.testing import BrokerProcess
 from kafkapy.testing_cluster import BROKERS, Cluster, wait_for
 
-from .rawclient import RawClient
+from .rawclient import RawClient, produce_request
 from .small_disk import MiB, SmallDisk, env_spec
 
 KAFKA_STORAGE_ERROR = 56
@@ -51,19 +49,9 @@ def start_with_env(broker: BrokerProcess, env: dict[str, str], monkeypatch) -> B
         return broker.start()
 
 
-def produce_request(topic: str, values: list[bytes]) -> ProduceRequest:
+def batch_of(values: list[bytes]) -> bytes:
     now = int(time.time() * 1000)
-    batch = encode_batch([Record(i, now, None, v, []) for i, v in enumerate(values)])
-    return ProduceRequest(
-        transactional_id=None,
-        acks=1,
-        timeout=datetime.timedelta(seconds=10),
-        topic_data=(
-            TopicProduceData(
-                name=topic, partition_data=(PartitionProduceData(index=0, records=batch),)
-            ),
-        ),
-    )
+    return encode_batch([Record(i, now, None, v, []) for i, v in enumerate(values)])
 
 
 def consume_all(bootstrap: str, topic: str, partitions: int, at_least: int = 0) -> list[bytes]:
@@ -113,7 +101,7 @@ def test_single_broker_full_disk(tmp_path, disks, monkeypatch):
         with RawClient(broker.bootstrap, timeout=30) as client:
             for i in range(100):  # 256 KiB per request: the disk fills within 12 requests
                 values = [b"%06d-%04d:" % (i, j) + b"x" * 1014 for j in range(256)]
-                resp = client.request(produce_request("full", values))
+                resp = client.request(produce_request("full", batch_of(values)))
                 part = resp.responses[0].partition_responses[0]
                 if part.error_code:
                     error = part
