@@ -233,10 +233,10 @@ def test_thousands_of_connections_at_once(tmp_path):
 
 
 def test_slow_senders_are_closed_after_connections_max_idle_ms(tmp_path):
-    """connections.max.idle.ms=1500: connections that sent half a frame (or half a size prefix,
-    or nothing) and stall are closed 1.5 s after their last byte, which frees their slots
-    under max.connections; a client that keeps talking is never closed."""
-    idle_ms = 1500
+    """connections.max.idle.ms=3000: connections that sent half a frame (or half a size prefix,
+    or nothing) and stall are closed 3 s after their last byte, which frees their slots under
+    max.connections; a client that keeps talking is never closed."""
+    idle_ms = 3000
     broker = BrokerProcess(
         tmp_path / "broker", {"connections.max.idle.ms": str(idle_ms), "max.connections": "17"}
     ).start()
@@ -257,7 +257,8 @@ def test_slow_senders_are_closed_after_connections_max_idle_ms(tmp_path):
             late = open_flood(broker.port, "127.0.0.5", 1)
             slow += late
             assert answered(late, 0.5) == 0, "accepted over max.connections"
-            assert count_closed(half_frames + silent + half_prefix) == 0  # not idle yet
+            if time.monotonic() - started < idle_ms / 1000 * 0.8:  # (unless this test stalled)
+                assert count_closed(half_frames + silent + half_prefix) == 0  # not idle yet
             wait_until(
                 lambda: count_closed(half_frames + silent + half_prefix) == 16,
                 idle_ms / 1000 + 10,
