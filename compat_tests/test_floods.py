@@ -405,7 +405,7 @@ def test_out_of_file_descriptors(tmp_path):
             # now cut the limit below what the broker holds: accept() fails with EMFILE
             held = open_fds(pid)
             resource.prlimit(pid, resource.RLIMIT_NOFILE, (held + 5, LimitedBroker.nofile))
-            flood = open_flood(broker.port, "127.0.0.3", 50)
+            flood = open_flood(broker.port, "127.0.0.3", LimitedBroker.nofile)  # > any room
             floods += flood
             wait_until(lambda: "EMFILE" in broker.log_text(), 30, "EMFILE to be reported")
             cpu0 = cpu_seconds(pid)
