@@ -33,6 +33,7 @@ from .producer_ids import ProducerIdAllocator
 from .registration import register_broker
 from .registry import load_all
 from .topics import TopicRegistry
+from .txn_verification import AcceptAllVerifier, TxnVerifier
 
 log = logging.getLogger("kafkapy.broker")
 
@@ -65,6 +66,8 @@ class Broker:
         self.dynamic_default_configs: dict[str, str] = {}
         self.dynamic_config_zxids: dict[str, int] = {}  # entity -> mzxid of the configs held
         self.config_listener: ConfigChangeListener | None = None
+        # KIP-890 verification of transactional produce (the transaction coordinator replaces it)
+        self.txn_verifier: TxnVerifier = AcceptAllVerifier()
 
     @property
     def broker_props(self) -> Any:

@@ -1,5 +1,6 @@
 """One log segment: ``%020d.log`` holding record batches as appended, with its sparse
-``.index`` and ``.timeindex``. Synchronous file I/O; the .log fd stays open for sendfile."""
+``.index`` and ``.timeindex``, and its ``.txnindex`` of aborted transactions (created only when
+one is written). Synchronous file I/O; the .log fd stays open for sendfile."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from kafkapy.protocol.record_batch import (
     parse_batch_header,
 )
 from kafkapy.storage.index import CorruptIndexError, OffsetIndex, TimeIndex
+from kafkapy.storage.txn_index import TransactionIndex
 
 _SCAN_CHUNK = 16384
 _RECOVER_CHUNK = 1 << 20
@@ -64,6 +66,9 @@ class LogSegment:
             directory / segment_name(base_offset, ".timeindex"),
             base_offset,
             segment_index_bytes // 12,
+        )
+        self.txn_index = TransactionIndex(
+            directory / segment_name(base_offset, ".txnindex"), base_offset
         )
         if create:
             self.offset_index.path.touch()
@@ -278,12 +283,14 @@ class LogSegment:
         pos, _ = found
         os.ftruncate(self.fd, pos)
         self.size = pos
+        self.txn_index.truncate_to(offset)
         self.recover()
 
     def flush(self) -> None:
         os.fsync(self.fd)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def close(self) -> None:
         if self.closed:
@@ -291,6 +298,7 @@ class LogSegment:
         self.closed = True
         self.offset_index.close()
         self.time_index.close()
+        self.txn_index.close()
         os.close(self.fd)
 
     def largest_timestamp(self) -> int:
@@ -305,7 +313,12 @@ class LogSegment:
         returns the renamed paths."""
         self.close()
         out = []
-        for p in (self.log_path, self.offset_index.path, self.time_index.path):
+        for p in (
+            self.log_path,
+            self.offset_index.path,
+            self.time_index.path,
+            self.txn_index.path,
+        ):
             target = p.with_name(p.name + suffix)
             try:
                 os.replace(p, target)
@@ -319,3 +332,4 @@ class LogSegment:
         self.log_path.unlink(missing_ok=True)
         self.offset_index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
