@@ -15,6 +15,7 @@ from pathlib import Path
 from kafkapy.protocol.record_batch import (
     CONTROL_BIT,
     CRC_START,
+    TRANSACTIONAL_BIT,
     BatchHeader,
     CorruptRecordError,
     RecordBatchError,
@@ -52,6 +53,7 @@ class InvalidTimestampError(RecordBatchError):
     """INVALID_TIMESTAMP: a CreateTime timestamp outside message.timestamp.before/after.max.ms."""
 
     error_code = 32
+
 
 __all__ = [
     "AppendResult",
@@ -138,6 +140,8 @@ class PartitionLog(TransactionalLog):
         self.high_watermark = 0
         self.recovery_point = 0
         self.producer_state = ProducerStateManager()
+        # set once a transactional batch is seen: until then the LSO is the high watermark
+        self.has_transactions = False
         self.epoch_cache = LeaderEpochCache(directory / LEADER_EPOCH_CHECKPOINT)
         self._unflushed_messages = 0
         self._last_flush_ms: int | None = None
@@ -444,8 +448,8 @@ class PartitionLog(TransactionalLog):
         pos = 0
         for h in headers:
             if h.producer_id >= 0:
-                if h.attributes & CONTROL_BIT:
-                    self._apply_control_batch(seg, h, offset, memoryview(buf)[pos : pos + h.size])
+                if h.attributes & (CONTROL_BIT | TRANSACTIONAL_BIT):
+                    self._apply_transactional_batch(seg, h, offset, buf, pos)
                 else:
                     state.update(h, offset)
             offset += h.last_offset_delta + 1

@@ -90,13 +90,18 @@ class TransactionalLog:
         next_offset = assign_offsets_in_place(buf, headers, first, leader_epoch, append_time)
         return self._append(buf, headers, first, next_offset, leader_epoch, append_time, now_ms)
 
-    def _apply_control_batch(
-        self: PartitionLog, seg: LogSegment, h: BatchHeader, offset: int, batch
+    def _apply_transactional_batch(
+        self: PartitionLog, seg: LogSegment, h: BatchHeader, offset: int, buf, pos: int
     ) -> None:
-        """A control batch was appended at ``offset`` in ``seg``: close the transaction it
-        ends, recording an abort in the segment's transaction index."""
+        """A transactional batch was appended at ``offset`` (at ``pos`` of ``buf``) in
+        ``seg``: a data batch may open its producer's transaction; a control batch closes it,
+        recording an abort in the segment's transaction index."""
+        self.has_transactions = True
         state = self.producer_state
-        completed = state.update_marker(h, offset, _marker(batch))
+        if not h.is_control:
+            state.update(h, offset)
+            return
+        completed = state.update_marker(h, offset, _marker(memoryview(buf)[pos : pos + h.size]))
         if completed is None:
             return
         if completed.aborted:
@@ -115,10 +120,9 @@ class TransactionalLog:
     @property
     def last_stable_offset(self: PartitionLog) -> int:
         hw = self.high_watermark
-        state = self.producer_state
-        if not state.ongoing and not state.unreplicated:
+        if not self.has_transactions:
             return hw
-        first = state.first_unstable_offset(hw)
+        first = self.producer_state.first_unstable_offset(hw)
         if first is None:
             return hw
         return min(max(first, self.log_start_offset), hw)
@@ -230,6 +234,7 @@ class TransactionalLog:
         if start < self.log_end_offset:
             self._replay_producer_state(start, {id(s) for s in rebuilt})
         state.on_log_start_offset(self.log_start_offset)
+        self.has_transactions = bool(state.ongoing or state.unreplicated)
 
     def _replay_producer_state(self: PartitionLog, start: int, rebuild: set[int]) -> None:
         """Apply every producer batch from ``start`` to the log end to the producer state."""

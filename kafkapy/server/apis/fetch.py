@@ -96,8 +96,8 @@ def _read_all(broker, version, request, topics_req, replica_id=-1, refused=None)
                     errors = True
                     continue
                 epoch = rp.leader_epoch
-            pr.high_watermark = plog.high_watermark
-            pr.last_stable_offset = plog.last_stable_offset
+            hw = pr.high_watermark = plog.high_watermark
+            pr.last_stable_offset = plog.last_stable_offset if plog.has_transactions else hw
             pr.log_start_offset = plog.log_start_offset
             cle = getattr(fp, "current_leader_epoch", -1)
             if cle >= 0 and cle != epoch:
@@ -117,7 +117,7 @@ def _read_all(broker, version, request, topics_req, replica_id=-1, refused=None)
                     data = plog.read(
                         fp.fetch_offset,
                         limit,
-                        max_offset=None if from_replica else plog.high_watermark,
+                        max_offset=None if from_replica else hw,
                         min_one_batch=(total == 0),
                     )
             except StorageError as e:
