@@ -373,3 +373,63 @@ def test_retention_takes_the_txnindex_and_snapshot_along(tmp_path: Path) -> None
     assert not (d / "00000000000000000003.snapshot").exists()
     assert (d / "00000000000000000004.snapshot").exists()
     log.close()
+
+
+# ---- kafka-dump-log ---------------------------------------------------------------------
+
+
+def test_dump_log_prints_markers_txn_index_and_snapshots(tmp_path: Path) -> None:
+    import io
+
+    from kafkapy.cli import dump_log
+
+    log = open_log(tmp_path)
+    append(log, txn_batch(1, 0, n=2))  # 0-1
+    end(log, 1, committed=False, coord=7)  # 2
+    append(log, txn_batch(2, 0, n=1, epoch=4))  # 3, left open
+    log.close()
+    d = tmp_path / "t-0"
+    out = io.StringIO()
+    dump_log.main(["--files", str(d / "00000000000000000000.log"), "--deep-iteration"], out=out)
+    lines = out.getvalue().splitlines()
+    control = [ln for ln in lines if "isControl: true" in ln]
+    assert len(control) == 1 and "isTransactional: true" in control[0]
+    assert control[0].startswith(
+        "baseOffset: 2 lastOffset: 2 count: 1 baseSequence: -1 lastSequence: -1 producerId: 1 "
+        "producerEpoch: 0"
+    )
+    marker = lines[lines.index(control[0]) + 1]
+    assert marker.startswith("| offset: 2 CreateTime: ")
+    assert marker.endswith(
+        "keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] "
+        "endTxnMarker: ABORT coordinatorEpoch: 7"
+    )
+    out = io.StringIO()
+    dump_log.main(["--files", str(d / "00000000000000000000.txnindex")], out=out)
+    assert out.getvalue().splitlines()[1:] == [
+        "version: 0 producerId: 1 firstOffset: 0 lastOffset: 2 lastStableOffset: 3"
+    ]
+    out = io.StringIO()
+    dump_log.main(["--files", str(d / "00000000000000000004.snapshot")], out=out)
+    snap = out.getvalue().splitlines()[1:]
+    assert snap == [
+        f"producerId: 1 producerEpoch: 0 coordinatorEpoch: 7 currentTxnFirstOffset: "
+        f"OptionalLong.empty lastTimestamp: {T0} firstSequence: 0 lastSequence: 1 "
+        f"lastOffset: 1 offsetDelta: 1 timestamp: {T0}",
+        f"producerId: 2 producerEpoch: 4 coordinatorEpoch: -1 currentTxnFirstOffset: "
+        f"OptionalLong[3] lastTimestamp: {T0} firstSequence: 0 lastSequence: 0 "
+        f"lastOffset: 3 offsetDelta: 0 timestamp: {T0}",
+    ]
+
+
+def test_snapshot_file_bytes_follow_kafkas_layout(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    append(log, txn_batch(9, 0, n=3, epoch=2))  # 0-2, open
+    log.close()
+    raw = (tmp_path / "t-0" / "00000000000000000003.snapshot").read_bytes()
+    from crc32c import crc32c
+
+    version, crc, count = struct.unpack_from(">hIi", raw)
+    assert (version, count, len(raw)) == (1, 1, 2 + 4 + 4 + 46)
+    assert crc == crc32c(raw[6:])
+    assert struct.unpack_from(">qhiqiqiq", raw, 10) == (9, 2, 2, 2, 2, T0 + 2, -1, 0)
