@@ -252,6 +252,37 @@ def test_transaction_state_survives_restart(broker, crash) -> None:
     ]
 
 
+def test_console_consumer_isolation_level(broker) -> None:
+    import sys
+
+    with RawClient(broker.bootstrap) as c:
+        committed, everything = build_log(c, "cc")
+    root = Path(__file__).resolve().parents[1]
+    for level, expected in (("read_committed", committed), ("read_uncommitted", everything)):
+        out = subprocess.run(
+            [sys.executable, "-m", "kafkapy.cli.main", "console-consumer"]
+            + ["--bootstrap-server", broker.bootstrap, "--topic", "cc", "--from-beginning"]
+            + ["--isolation-level", level, "--max-messages", str(len(expected))]
+            + ["--timeout-ms", "20000"],
+            capture_output=True,
+            timeout=60,
+            cwd=root,
+        )
+        assert out.stdout.split() == expected, out.stderr.decode()[-2000:]
+
+
+def test_access_log_job_passes_isolation_level_to_its_source() -> None:
+    from kafkapy.pipelines.access_log_job import _read_options, job_config, parse_args
+
+    cfg = job_config(
+        parse_args(["--bootstrap-server", "h:1", "--isolation-level", "read_committed"])
+    )
+    assert _read_options(cfg)["kafka.isolation.level"] == "read_committed"
+    assert "kafka.isolation.level" not in _read_options(
+        job_config(parse_args(["--bootstrap-server", "h:1"]))
+    )
+
+
 def _kafka_jars() -> str | None:
     here = Path(__file__).resolve().parent.parent
     for cand in (
