@@ -278,20 +278,22 @@ def test_bad_input_errors(spark, broker, data):
     assert time.monotonic() - t < 30
 
 
-def test_batch_read_committed_skips_aborted_and_open_transactions(spark, broker):
+def test_batch_read_committed_skips_aborted_and_open_transactions(spark, tmp_path):
     """kafka.isolation.level=read_committed: aborted records never appear, reads end at the
-    first open transaction; read_uncommitted reads them all (markers are never rows)."""
+    first open transaction; read_uncommitted reads them all (markers are never rows). A raw
+    client plays the transaction coordinator (its own broker: KIP-890 verification off)."""
+    broker = BrokerProcess(tmp_path, {"transaction.partition.verification.enable": "false"})
+    broker.start()
+    try:
+        _read_committed_checks(spark, broker)
+    finally:
+        broker.stop()
+
+
+def _read_committed_checks(spark, broker):
     from compat_tests.rawclient import RawClient
-    from compat_tests.txn_raw import (
-        batch,
-        create_topic,
-        producer_id,
-        txn_batch,
-        write_markers,
-    )
-    from compat_tests.txn_raw import (
-        produce as raw_produce,
-    )
+    from compat_tests.txn_raw import batch, create_topic, producer_id, txn_batch, write_markers
+    from compat_tests.txn_raw import produce as raw_produce
 
     with RawClient(broker.bootstrap) as c:
         create_topic(c, "txsrc")

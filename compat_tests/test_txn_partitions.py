@@ -1,6 +1,8 @@
 """The partition side of transactions against a real broker, with no transaction coordinator:
 a raw client writes transactional batches and ends them with WriteTxnMarkers (as a coordinator
-does), and real clients read with read_committed / read_uncommitted."""
+does), and real clients read with read_committed / read_uncommitted. The transactional ids used
+here are not known to the broker's transaction coordinator, so KIP-890 verification is turned
+off (transaction.partition.verification.enable=false), as it would refuse those writes."""
 
 from __future__ import annotations
 
@@ -26,6 +28,19 @@ from compat_tests.txn_raw import (
 )
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+
+
+@pytest.fixture
+def broker(tmp_path):
+    from kafkapy.testing import BrokerProcess
+
+    proc = BrokerProcess(
+        tmp_path / "broker", {"transaction.partition.verification.enable": "false"}
+    )
+    proc.start()
+    yield proc
+    code = proc.stop()
+    assert code == 0, f"broker did not shut down cleanly (exit {code}):\n{proc.log_text()[-3000:]}"
 
 
 def build_log(c: RawClient, topic: str) -> tuple[list[bytes], list[bytes]]:
