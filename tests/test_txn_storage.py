@@ -433,3 +433,33 @@ def test_snapshot_file_bytes_follow_kafkas_layout(tmp_path: Path) -> None:
     assert (version, count, len(raw)) == (1, 1, 2 + 4 + 4 + 46)
     assert crc == crc32c(raw[6:])
     assert struct.unpack_from(">qhiqiqiq", raw, 10) == (9, 2, 2, 2, 2, T0 + 2, -1, 0)
+
+
+def _spec_table_bytes(section: str) -> list[int]:
+    """The 'bytes' column of the first table under a heading of storage_formats.md."""
+    text = (
+        Path(__file__).resolve().parents[1] / "protocol_specs" / "storage_formats.md"
+    ).read_text()
+    body = text[text.index(section) :]
+    rows = []
+    for line in body.splitlines()[1:]:
+        if line.startswith("## "):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and cells[0].isdigit():
+            rows.append(int(cells[0]))
+        elif rows and not line.startswith("|"):
+            break
+    return rows
+
+
+def test_spec_and_code_agree_on_txn_index_and_snapshot_layouts() -> None:
+    from kafkapy.storage import producer_snapshot, txn_index
+
+    assert sum(_spec_table_bytes("## Transaction index entry (34 bytes")) == 34
+    assert txn_index.ENTRY_SIZE == 34
+    header = _spec_table_bytes("## Producer state snapshot")
+    assert header[:3] == [2, 4, 4]
+    assert sum(_spec_table_bytes("Entry (one per producer id)")) == 46
+    assert producer_snapshot._ENTRY.size == 46
+    assert producer_snapshot.ENTRIES_OFFSET == 6
