@@ -740,7 +740,8 @@ class PartitionLog(TransactionalLog):
     def close(self) -> None:
         if self.segments:
             self.active_segment.on_become_inactive()
-            self.take_producer_snapshot(sync=True)
+            # not fsynced: an unreadable snapshot is dropped at open and the batches replayed
+            self.take_producer_snapshot(sync=False)
         for seg in self.segments:
             seg.close()
 

@@ -152,12 +152,14 @@ class TransactionalLog:
         if not data.regions:
             return data, []
         region = data.regions[-1]
-        upper = self._offset_after(region.fileno, region.position + region.length)
+        upper = self._offset_after(offset, region.fileno, region.position + region.length)
         return data, self.collect_aborted_txns(offset, upper)
 
-    def _offset_after(self: PartitionLog, fileno: int, end_position: int) -> int:
-        """The first offset after the batches ending at ``end_position`` of a segment."""
-        for i, seg in enumerate(self.segments):
+    def _offset_after(self: PartitionLog, offset: int, fileno: int, end_position: int) -> int:
+        """The first offset after the batches ending at ``end_position`` of the segment read
+        from (the one holding ``offset`` or a later one)."""
+        first = self._segment_at(offset)
+        for i, seg in enumerate(self.segments[first:], first):
             if seg.fd != fileno:
                 continue
             if end_position + BATCH_HEADER_SIZE <= seg.size:
