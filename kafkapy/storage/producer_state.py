@@ -179,7 +179,7 @@ class ProducerStateManager:
                     f"producer {pid} epoch {h.producer_epoch} is older than {cur_epoch}"
                 )
             seq = h.base_sequence
-            state = self.verifications.get(pid)
+            state = self.verifications.get(pid) if self.verifications else None
             if state is not None and seq > state.lowest_sequence:
                 raise OutOfOrderSequenceError(
                     f"producer {pid}: sequence {seq} after the earliest verified sequence "
