@@ -168,7 +168,9 @@ async def handle(ctx, _request):
         if len({(b.producer_id, b.producer_epoch) for b in txn_batches}) > 1:
             return _error_response(ctx, request, ErrorCode.invalid_producer_id_mapping)
         if acks in VALID_ACKS:
-            guards, refused = await verify_partitions(broker, request.transactional_id, txn_batches)
+            guards, refused = await verify_partitions(
+                broker, request.transactional_id, txn_batches, ctx.version
+            )
     now = now_ms()
     failed = False
     appended = False
