@@ -463,3 +463,18 @@ def test_spec_and_code_agree_on_txn_index_and_snapshot_layouts() -> None:
     assert sum(_spec_table_bytes("Entry (one per producer id)")) == 46
     assert producer_snapshot._ENTRY.size == 46
     assert producer_snapshot.ENTRIES_OFFSET == 6
+
+
+def test_corrupt_txn_index_is_rebuilt_at_open(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    append(log, txn_batch(1, 0))  # 0-1
+    end(log, 1, committed=False)  # 2
+    log.close()
+    path = tmp_path / "t-0" / "00000000000000000000.txnindex"
+    good = path.read_bytes()
+    path.write_bytes(struct.pack(">hqqqq", 7, 1, 0, 2, 3))  # an unknown entry version
+    reopened = open_log(tmp_path)  # a clean shutdown, but the index cannot be trusted
+    assert path.read_bytes() == good
+    _, aborted = reopened.read_committed(0, 10**6)
+    assert [(a.producer_id, a.first_offset) for a in aborted] == [(1, 0)]
+    reopened.close()

@@ -94,6 +94,7 @@ class LogSegment:
             raise CorruptIndexError(f"{self.log_path}: index files missing")
         self.offset_index.load()
         self.time_index.load()
+        self.txn_index.sanity_check()
         if self.offset_index.keys and self.offset_index.values[-1] >= max(self.size, 1):
             raise CorruptIndexError(f"{self.offset_index.path}: entry beyond the log end")
         last_offset, pos = self.offset_index.lookup(2**63 - 1)
