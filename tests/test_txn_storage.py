@@ -478,3 +478,26 @@ def test_corrupt_txn_index_is_rebuilt_at_open(tmp_path: Path) -> None:
     _, aborted = reopened.read_committed(0, 10**6)
     assert [(a.producer_id, a.first_offset) for a in aborted] == [(1, 0)]
     reopened.close()
+
+
+def test_coordinator_appends_skip_sequence_checks_but_not_epochs(tmp_path: Path) -> None:
+    # a group coordinator writes each transactional offset commit of a producer with base
+    # sequence 0 (Kafka's AppendOrigin.COORDINATOR): never a duplicate, never out of order
+    log = open_log(tmp_path)
+
+    def coordinator_append(seq: int, epoch: int = 1):
+        return log.append_as_leader(
+            txn_batch(5, seq, n=1, epoch=epoch),
+            leader_epoch=0,
+            now_ms=T0,
+            verification_guard=SKIP_VERIFICATION,
+            coordinator=True,
+        )
+
+    assert coordinator_append(0).base_offset == 0
+    assert coordinator_append(0).base_offset == 1  # not taken for a retry of offset 0
+    with pytest.raises(InvalidProducerEpochError):
+        coordinator_append(0, epoch=0)
+    with pytest.raises(InvalidTxnStateError):  # a plain write while the transaction is open
+        log.append_as_leader(plain_batch(pid=5, seq=0), leader_epoch=0, now_ms=T0, coordinator=True)
+    log.close()

@@ -22,7 +22,7 @@ A partition whose producer already has a transaction open there needs no questio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -105,7 +105,8 @@ ABORTABLE_FROM_PRODUCE_VERSION = 11
 def map_verification_error(
     code: int, produce_version: int = ABORTABLE_FROM_PRODUCE_VERSION
 ) -> tuple[ErrorCode, str | None]:
-    """A coordinator's answer as the error (and message) the producer gets."""
+    """A coordinator's answer as the error (and message) a producer using Produce
+    ``produce_version`` gets."""
     err = ErrorCode(code)
     if err == ErrorCode.none:
         return err, None
@@ -130,10 +131,12 @@ async def verify_partitions(
     broker,
     transactional_id: str,
     batches: Sequence[TransactionalBatch],
-    produce_version: int = ABORTABLE_FROM_PRODUCE_VERSION,
+    map_error: Callable[[int], tuple[ErrorCode, str | None]] = map_verification_error,
 ) -> tuple[dict[TopicPartition, object], dict[TopicPartition, tuple[ErrorCode, str | None]]]:
     """Start verification where needed and ask the coordinator. Returns the guard each
-    partition's append must present, and the partitions refused (error, message)."""
+    partition's append must present, and the partitions refused (error, message) as
+    ``map_error`` maps the coordinator's answers (producers' mapping by default; the group
+    coordinator's TxnOffsetCommit maps them its own way)."""
     guards: dict[TopicPartition, object] = {}
     if not broker.config.transaction_partition_verification_enable:
         return {(b.topic, b.partition): SKIP_VERIFICATION for b in batches}, {}
@@ -156,7 +159,7 @@ async def verify_partitions(
     )
     refused = {}
     for tp in ask:
-        err, msg = map_verification_error(answers.get(tp, ErrorCode.none), produce_version)
+        err, msg = map_error(answers.get(tp, ErrorCode.none))
         if err != ErrorCode.none:
             refused[tp] = (err, msg)
     return guards, refused

@@ -285,20 +285,22 @@ class PartitionLog(TransactionalLog):
         leader_epoch: int,
         now_ms: int,
         verification_guard: object | None = None,
+        coordinator: bool = False,
     ) -> AppendResult:
         """Validate, deduplicate, stamp offsets/epoch (and LogAppendTime), append.
 
         A bytearray or writable memoryview (Produce passes a slice of the received request) is
         stamped and appended in place, without a copy; anything else is copied once.
         ``verification_guard``: for a producer's first transactional batch here, the guard of
-        its KIP-890 verification (producer_state.start_verification) or SKIP_VERIFICATION."""
+        its KIP-890 verification (producer_state.start_verification) or SKIP_VERIFICATION.
+        ``coordinator``: written by a coordinator for a producer (no sequence checks)."""
         cfg = self.config
         headers = validate_batches(
             records, max_batch_size=cfg.max_message_bytes, require_keys=cfg.compact
         )
         if not cfg.log_append_time:
             self._check_timestamps(records, headers, now_ms)
-        dup = self.producer_state.check(headers, verification_guard)
+        dup = self.producer_state.check(headers, verification_guard, coordinator)
         if dup is not None:
             return AppendResult(
                 dup.first_offset, dup.last_offset, -1, self.log_start_offset, duplicate=True

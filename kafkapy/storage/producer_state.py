@@ -144,13 +144,19 @@ class ProducerStateManager:
     # ---- client appends ------------------------------------------------------------------
 
     def check(
-        self, headers: Sequence[BatchHeader], verification_guard: object | None = None
+        self,
+        headers: Sequence[BatchHeader],
+        verification_guard: object | None = None,
+        coordinator: bool = False,
     ) -> BatchMetadata | None:
         """Validate a client append before it is written. Returns the original batch's
         metadata when one batch is a retry (the whole append is then a duplicate).
 
         A transactional batch of a producer with no open transaction here needs the guard
-        ``start_verification`` handed out (or ``SKIP_VERIFICATION``), else INVALID_TXN_STATE."""
+        ``start_verification`` handed out (or ``SKIP_VERIFICATION``), else INVALID_TXN_STATE.
+        A ``coordinator`` append (Kafka's AppendOrigin.COORDINATOR: a group coordinator writing
+        a producer's transactional offset commit) has no sequence to check and is never a
+        duplicate; its epoch and transaction are checked as a client's."""
         # pid -> (epoch, last seq, transaction open) within the append
         pending: dict[int, tuple[int, int, bool]] = {}
         for h in headers:
@@ -158,7 +164,7 @@ class ProducerStateManager:
             if pid < 0:
                 continue
             entry = self.producers.get(pid)
-            if entry is not None and pid not in pending:
+            if entry is not None and pid not in pending and not coordinator:
                 dup = entry.find_duplicate(h)
                 if dup is not None:
                     return dup
@@ -178,29 +184,33 @@ class ProducerStateManager:
                 raise InvalidProducerEpochError(
                     f"producer {pid} epoch {h.producer_epoch} is older than {cur_epoch}"
                 )
-            seq = h.base_sequence
-            state = self.verifications.get(pid) if self.verifications else None
-            if state is not None and seq > state.lowest_sequence:
-                raise OutOfOrderSequenceError(
-                    f"producer {pid}: sequence {seq} after the earliest verified sequence "
-                    f"{state.lowest_sequence}"
-                )
-            if h.producer_epoch != cur_epoch:
-                if seq != 0 and (cur_epoch != -1 or STRICT_NEW_PRODUCER_SEQUENCE):
-                    raise OutOfOrderSequenceError(
-                        f"producer {pid}: new epoch {h.producer_epoch} must start at sequence 0"
-                    )
-            elif cur_last == NO_SEQUENCE:
-                if seq != 0:
-                    raise OutOfOrderSequenceError(f"producer {pid}: expected sequence 0")
-            elif not in_sequence(cur_last, seq):
-                raise OutOfOrderSequenceError(f"producer {pid}: sequence {seq} after {cur_last}")
+            if not coordinator:
+                self._check_sequence(pid, h, cur_epoch, cur_last)
             if in_txn and not transactional:
                 raise InvalidTxnStateError(
                     f"Expected transactional write from producer {pid}: its transaction is open"
                 )
             pending[pid] = (h.producer_epoch, h.last_sequence, in_txn or transactional)
         return None
+
+    def _check_sequence(self, pid: int, h: BatchHeader, cur_epoch: int, cur_last: int) -> None:
+        seq = h.base_sequence
+        state = self.verifications.get(pid)
+        if state is not None and seq > state.lowest_sequence:
+            raise OutOfOrderSequenceError(
+                f"producer {pid}: sequence {seq} after the earliest verified sequence "
+                f"{state.lowest_sequence}"
+            )
+        if h.producer_epoch != cur_epoch:
+            if seq != 0 and (cur_epoch != -1 or STRICT_NEW_PRODUCER_SEQUENCE):
+                raise OutOfOrderSequenceError(
+                    f"producer {pid}: new epoch {h.producer_epoch} must start at sequence 0"
+                )
+        elif cur_last == NO_SEQUENCE:
+            if seq != 0:
+                raise OutOfOrderSequenceError(f"producer {pid}: expected sequence 0")
+        elif not in_sequence(cur_last, seq):
+            raise OutOfOrderSequenceError(f"producer {pid}: sequence {seq} after {cur_last}")
 
     def has_ongoing_txn(self, producer_id: int) -> bool:
         entry = self.producers.get(producer_id)

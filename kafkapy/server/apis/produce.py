@@ -33,6 +33,7 @@ write while the producer's transaction is open, with INVALID_TXN_STATE.
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 import trio
 
@@ -49,7 +50,7 @@ from kafkapy.storage.errors import StorageError
 from ..connection import CloseConnection
 from ..registry import api
 from ..responses import NO_RESPONSE, RawResponse
-from ..txn_verification import transactional_batch, verify_partitions
+from ..txn_verification import map_verification_error, transactional_batch, verify_partitions
 
 log = logging.getLogger("kafkapy.produce")
 
@@ -169,7 +170,10 @@ async def handle(ctx, _request):
             return _error_response(ctx, request, ErrorCode.invalid_producer_id_mapping)
         if acks in VALID_ACKS:
             guards, refused = await verify_partitions(
-                broker, request.transactional_id, txn_batches, ctx.version
+                broker,
+                request.transactional_id,
+                txn_batches,
+                partial(map_verification_error, produce_version=ctx.version),
             )
     now = now_ms()
     failed = False
