@@ -499,5 +499,8 @@ def test_coordinator_appends_skip_sequence_checks_but_not_epochs(tmp_path: Path)
     with pytest.raises(InvalidProducerEpochError):
         coordinator_append(0, epoch=0)
     with pytest.raises(InvalidTxnStateError):  # a plain write while the transaction is open
-        log.append_as_leader(plain_batch(pid=5, seq=0), leader_epoch=0, now_ms=T0, coordinator=True)
+        plain = encode_batch(
+            [Record(0, T0, None, b"p", [])], producer_id=5, producer_epoch=1, base_sequence=0
+        )
+        log.append_as_leader(plain, leader_epoch=0, now_ms=T0, coordinator=True)
     log.close()
