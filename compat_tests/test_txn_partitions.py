@@ -184,6 +184,8 @@ def test_write_txn_markers_errors(broker) -> None:
         assert got == {("m", 0): 47}  # INVALID_PRODUCER_EPOCH
         got = write_markers(c, pid, False, {"m": [7], "nope": [0]}, epoch=2, coordinator_epoch=5)
         assert got == {("m", 7): 3, ("nope", 0): 3}  # UNKNOWN_TOPIC_OR_PARTITION
+        # no marker without a producer id: Kafka answers UNKNOWN_SERVER_ERROR
+        assert write_markers(c, -1, True, {"m": [0]}) == {("m", 0): -1}
 
 
 def test_transactional_produce_rules(broker) -> None:

@@ -53,6 +53,10 @@ def _append_marker(broker, marker: TxnMarker, tp: TopicPartition, now_ms: int):
     topic, partition = tp
     if broker.topics.log(topic, partition) is None:  # no replica here (Kafka's getMagic)
         return ErrorCode.unknown_topic_or_partition, -1, -1
+    if marker.producer_id < 0:
+        # Kafka cannot build the marker ("End transaction marker requires a valid
+        # producerId") and answers the request with UNKNOWN_SERVER_ERROR
+        return ErrorCode.unknown_server_error, -1, -1
     ref = lookup(broker, topic, partition)
     if ref.error != ErrorCode.none:
         return ref.error, -1, -1

@@ -160,7 +160,9 @@ async def handle(ctx, _request):
         for pd in td.partitions:
             r = pd.records
             if r is not None and len(r) > 22 and r[22] & TRANSACTIONAL_BIT:
-                txn_batches.append(transactional_batch(td.name, pd.index, r))
+                b = transactional_batch(td.name, pd.index, r)
+                if b is not None:  # too short for a header: the append refuses it
+                    txn_batches.append(b)
     guards: dict = {}
     refused: dict = {}
     if txn_batches:
