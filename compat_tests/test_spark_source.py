@@ -276,3 +276,40 @@ def test_bad_input_errors(spark, broker, data):
             "kafka.bootstrap.servers": f"127.0.0.1:{free_port()}", "subscribe": "x",
             "kafka.default.api.timeout.ms": "3000"}).load().collect()
     assert time.monotonic() - t < 30
+
+
+def test_batch_read_committed_skips_aborted_and_open_transactions(spark, tmp_path):
+    """kafka.isolation.level=read_committed: aborted records never appear, reads end at the
+    first open transaction; read_uncommitted reads them all (markers are never rows). A raw
+    client plays the transaction coordinator (its own broker: KIP-890 verification off)."""
+    broker = BrokerProcess(tmp_path, {"transaction.partition.verification.enable": "false"})
+    broker.start()
+    try:
+        _read_committed_checks(spark, broker)
+    finally:
+        broker.stop()
+
+
+def _read_committed_checks(spark, broker):
+    from compat_tests.rawclient import RawClient
+    from compat_tests.txn_raw import batch, create_topic, producer_id, txn_batch, write_markers
+    from compat_tests.txn_raw import produce as raw_produce
+
+    with RawClient(broker.bootstrap) as c:
+        create_topic(c, "txsrc")
+        a, b, o = producer_id(c), producer_id(c), producer_id(c)
+        raw_produce(c, "txsrc", batch([b"p0"]))
+        raw_produce(c, "txsrc", txn_batch(a, 0, [b"a0", b"a1"]), "ta")
+        raw_produce(c, "txsrc", txn_batch(b, 0, [b"b0"]), "tb")
+        write_markers(c, a, True, {"txsrc": [0]})
+        write_markers(c, b, False, {"txsrc": [0]})
+        raw_produce(c, "txsrc", batch([b"p1"]))
+        raw_produce(c, "txsrc", txn_batch(o, 0, [b"open"]), "to")
+        raw_produce(c, "txsrc", batch([b"p2"]))
+
+    def values(**kw):
+        df = read(spark, broker, subscribe="txsrc", **kw)
+        return [bytes(r.value) for r in df.orderBy("offset").collect()]
+
+    assert values(**{"kafka.isolation.level": "read_committed"}) == [b"p0", b"a0", b"a1", b"p1"]
+    assert values() == [b"p0", b"a0", b"a1", b"b0", b"p1", b"open", b"p2"]

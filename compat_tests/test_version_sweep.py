@@ -797,6 +797,36 @@ def check_init_producer_id(env: Env, v: int) -> None:
     assert resp.error_code == E.coordinator_not_available and resp.producer_id == -1
 
 
+def check_write_txn_markers(env: Env, v: int) -> None:
+    # (the markers themselves are exercised by EndTxn above and compat_tests/test_txn_*)
+    resp = env.request(
+        make(
+            "WriteTxnMarkers",
+            v,
+            env,
+            markers=[
+                {
+                    "producer_id": 123456,
+                    "producer_epoch": 0,
+                    "transaction_result": False,
+                    "coordinator_epoch": 0,
+                    "topics": [
+                        {"name": SWEEP, "partition_indexes": (7,)},
+                        {"name": "sweep-absent", "partition_indexes": (0,)},
+                    ],
+                }
+            ],
+        )
+    )
+    (m,) = resp.markers
+    got = {(t.name, p.partition_index): p.error_code for t in m.topics for p in t.partitions}
+    assert m.producer_id == 123456
+    assert got == {
+        (SWEEP, 7): E.unknown_topic_or_partition,
+        ("sweep-absent", 0): E.unknown_topic_or_partition,
+    }
+
+
 def check_offset_for_leader_epoch(env: Env, v: int) -> None:
     resp = env.request(
         make(
@@ -1785,6 +1815,7 @@ CHECKS = {
     "DeleteTopics": check_delete_topics,
     "DeleteRecords": check_delete_records,
     "InitProducerId": check_init_producer_id,
+    "WriteTxnMarkers": check_write_txn_markers,
     "OffsetForLeaderEpoch": check_offset_for_leader_epoch,
     "DescribeConfigs": check_describe_configs,
     "CreatePartitions": check_create_partitions,

@@ -46,10 +46,17 @@ def test_retention_by_time_deletes_expired_closed_segments(tmp_path: Path) -> No
     assert log.delete_old_segments(now) == 3
     assert [s.base_offset for s in log.segments] == [6, 8, 10]
     assert log.log_start_offset == 6
-    # files renamed .deleted, removed only after the delay
-    assert len(files(log, ".deleted")) == 9
+    # files renamed .deleted, removed only after the delay: each segment's .log, .index and
+    # .timeindex, and the producer snapshots taken when segments 2 and 4 were rolled (segment
+    # 0's roll happened at offset 2: its snapshot is named 2, deleted with segment 2)
+    deleted = files(log, ".deleted")
+    assert len([n for n in deleted if ".snapshot" not in n]) == 9
+    assert [n for n in deleted if ".snapshot" in n] == [
+        "00000000000000000002.snapshot.deleted",
+        "00000000000000000004.snapshot.deleted",
+    ]
     assert log.purge_deleted_files(now + 999) == 0
-    assert log.purge_deleted_files(now + 1000) == 9
+    assert log.purge_deleted_files(now + 1000) == 11
     assert files(log, ".deleted") == []
     with pytest.raises(OffsetOutOfRangeError):
         log.read(0, 1000)

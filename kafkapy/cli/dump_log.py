@@ -4,9 +4,13 @@ does, from a stopped or a running broker's log directory (files are only read).
 * ``.log``: one line per batch (baseOffset, lastOffset, count, sequences, producer, leader epoch,
   flags, delete horizon, position, CreateTime/LogAppendTime, size, magic, compresscodec, crc,
   isvalid); with ``--deep-iteration`` one ``| offset: ...`` line per record, and with
-  ``--print-data-log`` (implies deep iteration) the key and payload as text.
+  ``--print-data-log`` (implies deep iteration) the key and payload as text. Control records
+  (transaction markers) print ``endTxnMarker: COMMIT coordinatorEpoch: N`` instead of data.
 * ``.index``: ``offset: O position: P`` per entry, checked against the .log beside it
   (mismatches reported as Kafka does); ``.timeindex``: ``timestamp: T offset: O``.
+* ``.txnindex``: one line per aborted transaction (version, producerId, firstOffset,
+  lastOffset, lastStableOffset); ``.snapshot`` (producer state): one line per producer, as
+  Kafka's tool prints them (a corrupt snapshot is reported on stderr).
 * ``--index-sanity-check``: only check that index files are well formed;
   ``--verify-index-only``: check entries against the log without printing them.
 
@@ -25,6 +29,7 @@ from pathlib import Path
 from crc32c import crc32c
 
 from kafkapy.protocol.compression import CODEC_NAMES
+from kafkapy.protocol.control_batch import ABORT, COMMIT, control_type_of, parse_end_txn_marker
 from kafkapy.protocol.record_batch import (
     BATCH_HEADER_SIZE,
     CRC_START,
@@ -32,13 +37,24 @@ from kafkapy.protocol.record_batch import (
     LOG_OVERHEAD,
     NO_SEQUENCE,
     BatchHeader,
+    Record,
     RecordBatchError,
     decode_records,
     parse_batch_header,
 )
+from kafkapy.storage.producer_snapshot import CorruptSnapshotError, read_snapshot
+from kafkapy.storage.txn_index import decode_entries
 
 OFFSET_ENTRY = struct.Struct(">ii")
 TIME_ENTRY = struct.Struct(">qi")
+# Kafka's ControlRecordType names (DumpLogSegments prints the others as controlType: NAME(id))
+CONTROL_TYPE_NAMES = {
+    2: "LEADER_CHANGE",
+    3: "SNAPSHOT_HEADER",
+    4: "SNAPSHOT_FOOTER",
+    5: "KRAFT_VERSION",
+    6: "KRAFT_VOTERS",
+}
 
 
 def _text(b: bytes | None) -> str:
@@ -107,15 +123,61 @@ def dump_log(path: Path, out, *, deep: bool, print_data: bool) -> None:
                 f"| offset: {r.offset} {ts_name}: {r.timestamp} "
                 f"keySize: {-1 if r.key is None else len(r.key)} "
                 f"valueSize: {-1 if r.value is None else len(r.value)} sequence: {seq} "
-                f"headerKeys: [{', '.join(k for k, _ in r.headers)}]"
+                f"headerKeys: [{','.join(k for k, _ in r.headers)}]"
             )
-            if h.is_control and print_data:
-                line += f" endTxnMarker: {'COMMIT' if r.key and r.key[-1:] == b'1' else 'ABORT'}"
+            if h.is_control:
+                line += _control_text(r)
             elif print_data:
                 if r.key is not None:
                     line += f" key: {_text(r.key)}"
                 line += f" payload: {_text(r.value)}"
             out.write(line + "\n")
+
+
+def _control_text(r: Record) -> str:
+    try:
+        ctype = control_type_of(r.key)
+        if ctype in (ABORT, COMMIT):
+            marker = parse_end_txn_marker(r)
+            return f" endTxnMarker: {marker.type_name} coordinatorEpoch: {marker.coordinator_epoch}"
+    except RecordBatchError as e:
+        return f" invalid control record: {e}"
+    return f" controlType: {CONTROL_TYPE_NAMES.get(ctype, 'UNKNOWN')}({ctype})"
+
+
+def dump_txn_index(path: Path, out) -> None:
+    for t in decode_entries(path.read_bytes(), str(path)):
+        out.write(
+            f"version: 0 producerId: {t.producer_id} firstOffset: {t.first_offset} "
+            f"lastOffset: {t.last_offset} lastStableOffset: {t.last_stable_offset}\n"
+        )
+
+
+def _optional_long(value: int) -> str:
+    return "OptionalLong.empty" if value < 0 else f"OptionalLong[{value}]"
+
+
+def dump_producer_snapshot(path: Path, out) -> None:
+    try:
+        entries = read_snapshot(path)
+    except CorruptSnapshotError as e:
+        print(e, file=sys.stderr)
+        return
+    for e in entries:
+        line = (
+            f"producerId: {e.producer_id} producerEpoch: {e.epoch} "
+            f"coordinatorEpoch: {e.coordinator_epoch} "
+            f"currentTxnFirstOffset: {_optional_long(e.current_txn_first_offset)} "
+            f"lastTimestamp: {e.last_timestamp} "
+        )
+        if e.batches:
+            b = e.batches[0]
+            line += (
+                f"firstSequence: {b.first_seq} lastSequence: {b.last_seq} "
+                f"lastOffset: {b.last_offset} offsetDelta: {b.last_offset - b.first_offset} "
+                f"timestamp: {e.last_timestamp}"
+            )
+        out.write(line + "\n")
 
 
 def _log_batches(index_path: Path) -> dict[int, BatchHeader] | None:
@@ -196,9 +258,13 @@ def dump_time_index(path: Path, out, *, verify_only: bool, sanity_only: bool) ->
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="kafka-dump-log.sh",
-        description="Print log segments, offset indexes and time indexes as Kafka does.",
+        description="Print log segments, indexes and producer snapshots as Kafka does.",
     )
-    p.add_argument("--files", required=True, help="comma-separated .log/.index/.timeindex files")
+    p.add_argument(
+        "--files",
+        required=True,
+        help="comma-separated .log/.index/.timeindex/.txnindex/.snapshot files",
+    )
     p.add_argument("--print-data-log", action="store_true", help="print keys and payloads")
     p.add_argument("--deep-iteration", action="store_true", help="print every record")
     p.add_argument("--index-sanity-check", action="store_true", help="only check index files")
@@ -226,6 +292,10 @@ def main(argv: list[str] | None = None, out=None) -> int:
                     verify_only=args.verify_index_only,
                     sanity_only=args.index_sanity_check,
                 )
+            elif path.name.endswith(".txnindex"):
+                dump_txn_index(path, out)
+            elif path.name.endswith(".snapshot"):
+                dump_producer_snapshot(path, out)
             elif path.name.endswith(".timeindex"):
                 dump_time_index(
                     path,

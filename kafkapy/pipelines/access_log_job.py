@@ -277,6 +277,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--max-offsets-per-trigger", type=int, default=None)
     p.add_argument("--no-fail-on-data-loss", action="store_true")
     p.add_argument("--trigger-interval", default="10 seconds")
+    p.add_argument("--isolation-level", choices=["read_uncommitted", "read_committed"],
+                   default=None,
+                   help="read_committed: only records of committed transactions (and plain "
+                        "ones) are counted; the default is read_uncommitted, as Spark's")
     p.add_argument("--available-now", action="store_true",
                    help="process what is in the topic now, then stop")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
@@ -284,15 +288,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def job_config(a: argparse.Namespace) -> JobConfig:
+    return JobConfig(bootstrap=a.bootstrap_server, input=a.input, output=a.output,
+                     dead_letter=a.dead_letter, parquet=a.parquet, checkpoint=a.checkpoint,
+                     source=a.source, window=a.window, watermark=a.watermark,
+                     top_paths=a.top_paths, starting_offsets=a.starting_offsets,
+                     max_offsets_per_trigger=a.max_offsets_per_trigger,
+                     fail_on_data_loss=not a.no_fail_on_data_loss,
+                     trigger_interval=a.trigger_interval,
+                     extra_kafka={"isolation.level": a.isolation_level}
+                     if a.isolation_level else None)
+
+
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
-    cfg = JobConfig(bootstrap=a.bootstrap_server, input=a.input, output=a.output,
-                    dead_letter=a.dead_letter, parquet=a.parquet, checkpoint=a.checkpoint,
-                    source=a.source, window=a.window, watermark=a.watermark,
-                    top_paths=a.top_paths, starting_offsets=a.starting_offsets,
-                    max_offsets_per_trigger=a.max_offsets_per_trigger,
-                    fail_on_data_loss=not a.no_fail_on_data_loss,
-                    trigger_interval=a.trigger_interval)
+    cfg = job_config(a)
     extra = dict(kv.split("=", 1) for kv in a.conf)
     # under spark-submit (which sets PYSPARK_GATEWAY_PORT) the master is spark-submit's
     master = a.master or (None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]")

@@ -40,6 +40,7 @@ from .producer_ids import ProducerIdAllocator
 from .registration import register_broker
 from .registry import load_all
 from .topics import TopicRegistry
+from .txn_verification import AcceptAllVerifier, TxnVerifier
 
 log = logging.getLogger("kafkapy.broker")
 
@@ -85,6 +86,8 @@ class Broker:
         """Stop the broker (as on SIGTERM, but without moving leaderships) with this status."""
         self.exit_code = exit_code
         self.stop_requested.set()
+        # KIP-890 verification of transactional produce (the transaction coordinator replaces it)
+        self.txn_verifier: TxnVerifier = AcceptAllVerifier()
 
     @property
     def broker_props(self) -> Any:

@@ -361,6 +361,11 @@ _OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "transactional.id.expiration.ms": ("transactional_id_expiration_ms", _int_parser(1)),
     "transaction.max.timeout.ms": ("transaction_max_timeout_ms", _int_parser(1)),
     "producer.id.expiration.ms": ("producer_id_expiration_ms", _int_parser(1)),
+    "transaction.partition.verification.enable": (
+        "transaction_partition_verification_enable",
+        _bool,
+    ),
+    "request.timeout.ms": ("request_timeout_ms", _int_parser(0)),
     "num.network.threads": ("num_network_threads", _int_parser(1)),
     "num.io.threads": ("num_io_threads", _int_parser(1)),
     "num.recovery.threads.per.data.dir": ("num_recovery_threads_per_data_dir", _int_parser(1)),
@@ -433,7 +438,7 @@ socket.listen.backlog.size socket.connection.setup.timeout.ms
 socket.connection.setup.timeout.max.ms max.connection.creation.rate
 max.incremental.fetch.session.cache.slots
 max.request.partition.size.limit connection.failed.authentication.delay.ms
-request.timeout.ms metadata.max.age.ms num.replica.alter.log.dirs.threads
+metadata.max.age.ms num.replica.alter.log.dirs.threads
 replica.fetch.backoff.ms replica.selector.class replica.socket.receive.buffer.bytes
 leader.imbalance.check.interval.seconds leader.imbalance.per.broker.percentage
 auto.leader.rebalance.enable auto.include.jmx.reporter controlled.shutdown.max.retries
@@ -451,7 +456,7 @@ group.share.session.timeout.ms group.share.heartbeat.interval.ms group.share.rec
 group.consumer.offset.metadata.max.bytes offsets.load.buffer.size offsets.commit.required.acks
 transaction.abort.timed.out.transaction.cleanup.interval.ms
 transaction.remove.expired.transaction.cleanup.interval.ms transaction.state.log.load.buffer.size
-transaction.partition.verification.enable transaction.two.phase.commit.enable
+transaction.two.phase.commit.enable
 unstable.api.versions.enable unstable.feature.versions.enable
 unstable.metadata.versions.enable inter.broker.protocol.version
 zookeeper.clientCnxnSocket zookeeper.set.acl zookeeper.ssl.client.enable
@@ -589,6 +594,10 @@ class BrokerConfig:
     transactional_id_expiration_ms: int = 604800000
     transaction_max_timeout_ms: int = 900000
     producer_id_expiration_ms: int = 86400000
+    #: KIP-890: leaders ask the coordinator before a producer's first transactional write
+    transaction_partition_verification_enable: bool = True
+    #: how long WriteTxnMarkers waits for the ISR (Kafka uses request.timeout.ms)
+    request_timeout_ms: int = 30000
     num_network_threads: int = 3
     num_io_threads: int = 8
     num_recovery_threads_per_data_dir: int = 1

@@ -49,6 +49,7 @@ _SOURCES: dict[int, dict[str, str | None]] = {
     10: {"coordinators": "coordinator_keys"},  # FindCoordinator
     19: {"configs": None},  # CreateTopics: no configs in an error
     20: {"responses": "topics|topic_names"},  # DeleteTopics (topic_names up to v5)
+    27: {"partitions": "partition_indexes"},  # WriteTxnMarkers
     32: {"results": "resources"},  # DescribeConfigs
     33: {"responses": "resources"},  # AlterConfigs
     37: {"results": "topics"},  # CreatePartitions
@@ -79,6 +80,7 @@ _IDENTIFYING = frozenset(
         "resource_name",
         "entity_type",
         "entity_name",
+        "producer_id",  # WriteTxnMarkers: each marker's result names its producer
     }
 )
 _SCALAR_SOURCES = {"partition_index": ("partition_index", "partition", "index")}

@@ -14,14 +14,20 @@ Cleaning one log:
 1. *Offset map*: the dirty records' keys (MD5, 16 bytes) -> latest offset. Its capacity is what
    ``log.cleaner.dedupe.buffer.size`` holds at Kafka's 24 bytes an entry and load factor 0.9; a
    full map ends the pass early (the rest is cleaned next time).
-2. *Filter* every segment from the log start up to the map's end, in groups that fit one
-   segment: a record stays if it is the latest for its key (or past the map's end). Offsets are
-   never changed (gaps), each batch keeps its producer id, epoch, base sequence and last offset
-   delta, compressed batches are decompressed, filtered and recompressed with their codec.
+2. *Filter* (storage/cleaner_filter.py) every segment from the log start up to the map's end,
+   in groups that fit one segment: a record stays if it is the latest for its key (or past the
+   map's end). Offsets are never changed (gaps), each batch keeps its producer id, epoch, base
+   sequence and last offset delta, compressed batches are decompressed, filtered and
+   recompressed with their codec.
    Records without a key are dropped. A tombstone (null value) is kept and its batch stamped with
    a delete horizon (now + ``delete.retention.ms``, KIP-534); once the horizon has passed the
    tombstone goes. A batch left without records disappears, except the last batch of a producer
-   still known to the log, which is kept empty so its sequence numbers survive.
+   still known to the log, which is kept empty so its sequence numbers survive (a producer whose
+   last entry is a marker keeps that marker, for its epoch).
+   Transactions (storage/cleaner_txn.py): cleaning stops at the last stable offset; records of
+   aborted transactions go whatever their keys (and never enter the offset map); markers stay
+   while data of their transaction does, then get a delete horizon like tombstones and go after
+   it; the cleaned segment's ``.txnindex`` keeps the aborted transactions whose marker stays.
 3. *Swap*, crash-safe at every step: the group is written to ``<base>.log.cleaned`` (and its
    indexes), renamed ``.swap``, the old segments are renamed ``.deleted`` and the swap files take
    the segment names. After a crash, :meth:`PartitionLog.open` drops ``.cleaned`` files, finishes
@@ -46,17 +52,17 @@ from typing import TYPE_CHECKING
 
 from kafkapy.protocol.record_batch import (
     BATCH_HEADER_SIZE,
-    BatchHeader,
     decode_records,
-    encode_batch,
-    encode_empty_batch,
     parse_batch_header,
 )
 from kafkapy.storage.checkpoints import read_offset_checkpoint, write_offset_checkpoint
+from kafkapy.storage.cleaner_filter import filter_batch
+from kafkapy.storage.cleaner_txn import CleanedTxnState
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.index import OffsetIndex, TimeIndex
 from kafkapy.storage.log import CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_SUFFIX, PartitionLog
 from kafkapy.storage.segment import LogSegment, segment_name
+from kafkapy.storage.txn_index import AbortedTxn, TransactionIndex
 
 if TYPE_CHECKING:
     from kafkapy.storage.log_manager import LogManager
@@ -140,8 +146,11 @@ class CleanTask:
     segments: list[LogSegment]  # every segment below first_uncleanable
     fds: list[int]  # duplicated descriptors of ``segments``, same order
     uppers: list[int]  # base offset of the segment after each of ``segments``
-    active_producers: dict[int, int]  # producer id -> last offset of its last batch
+    # producer id -> (last offset of its last data batch or -1, epoch): Kafka's LastRecord
+    active_producers: dict[int, tuple[int, int]]
     now_ms: int
+    aborted: list[AbortedTxn] = field(default_factory=list)  # overlapping the cleanable range
+    txns: CleanedTxnState | None = None  # the filter pass's walk, across groups
     groups: list[_Group] = field(default_factory=list)
     stats: CleanStats | None = None
     min_delete_horizon: int | None = None
@@ -170,7 +179,8 @@ def cleanable_offsets(log: PartitionLog, first_dirty_cp: int | None, now_ms: int
     else:
         first_dirty = first_dirty_cp
     segs = log.segments
-    uncleanable = min(log.active_segment.base_offset, log.high_watermark)
+    # never past the last stable offset: every transaction the cleaner meets is decided
+    uncleanable = min(log.active_segment.base_offset, log.last_stable_offset)
     closed = segs[:-1]
     must = False
     for i, seg in enumerate(closed):
@@ -210,6 +220,17 @@ def _iter_file_batches(fd: int, size: int):
             return
         yield pos, h, data
         pos += h.size
+
+
+def _write_txn_index(path: Path, base: int, entries: list[AbortedTxn]) -> None:
+    """The cleaned segment's aborted transactions, in marker order."""
+    index = TransactionIndex(path, base)
+    try:
+        for txn in entries:
+            index.append(txn)
+        index.flush()
+    finally:
+        index.close()
 
 
 class LogCleaner:
@@ -286,10 +307,9 @@ class LogCleaner:
         if not segs:
             return None
         producers = {
-            pid: e.batches[-1].last_offset
-            for pid, e in plog.producer_state.producers.items()
-            if e.batches
+            pid: (e.last_data_offset, e.epoch) for pid, e in plog.producer_state.producers.items()
         }
+        aborted = plog.collect_aborted_txns(segs[0].base_offset, c.first_uncleanable)
         plog.cleaning = True
         return CleanTask(
             tp=tp,
@@ -303,6 +323,7 @@ class LogCleaner:
             uppers=[plog.segments[i + 1].base_offset for i in range(len(segs))],
             active_producers=producers,
             now_ms=now_ms,
+            aborted=aborted,
         )
 
     # ---- cleaning (any thread) -----------------------------------------------------------
@@ -319,6 +340,7 @@ class LogCleaner:
         for i, seg in enumerate(task.segments):
             if seg.base_offset < end:
                 segs.append((seg, task.fds[i]))
+        task.txns = CleanedTxnState.of(task.aborted)
         for group in self._group_segments(task, segs):
             self._clean_group(task, group, omap)
         stats.elapsed_s = time.monotonic() - t0
@@ -327,6 +349,7 @@ class LogCleaner:
     def _build_offset_map(self, task: CleanTask, omap: OffsetMap) -> int:
         """Map the dirty range's keys; returns the offset where the map stops (exclusive)."""
         end = task.first_dirty
+        txns = CleanedTxnState.of([t for t in task.aborted if t.last_offset >= task.first_dirty])
         for seg, fd in zip(task.segments, task.fds, strict=True):
             for _, h, data in _iter_file_batches(fd, seg.size):
                 if h.last_offset < task.first_dirty:
@@ -334,7 +357,11 @@ class LogCleaner:
                 if h.base_offset >= task.first_uncleanable:
                     omap.latest_offset = end - 1
                     return end
-                if h.is_control or h.records_count == 0:
+                if h.is_control:
+                    txns.on_control_batch(h, data)
+                    end = h.next_offset
+                    continue
+                if txns.on_batch(h) or h.records_count == 0:  # aborted: keys not mapped
                     end = h.next_offset
                     continue
                 if h.records_count > omap.room() and len(omap):
@@ -380,6 +407,9 @@ class LogCleaner:
         tidx = TimeIndex(paths[".timeindex"], base, cfg.segment_index_bytes // 12)
         oidx.path.touch()
         tidx.path.touch()
+        txns = task.txns
+        assert txns is not None
+        txns.retained = []
         fd = os.open(paths[".log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             pos = 0
@@ -388,7 +418,7 @@ class LogCleaner:
             for seg, sfd in group:
                 for _, h, data in _iter_file_batches(sfd, seg.size):
                     stats.bytes_read += h.size
-                    out = self._filter_batch(task, h, data, omap)
+                    out = filter_batch(task, h, data, omap)
                     if out is None:
                         continue
                     oh = parse_batch_header(out)
@@ -403,6 +433,9 @@ class LogCleaner:
                     pos += len(out)
                     stats.bytes_written += len(out)
             tidx.maybe_append(max_ts, max_ts_offset, skip_full_check=True)
+            if txns.retained:
+                paths[".txnindex"] = d / (segment_name(base, ".txnindex") + CLEANED_SUFFIX)
+                _write_txn_index(paths[".txnindex"], base, txns.retained)
             os.fsync(fd)
             oidx.flush()
             tidx.flush()
@@ -412,61 +445,6 @@ class LogCleaner:
             tidx.close()
         stats.segments_cleaned += len(group)
         task.groups.append(_Group([s for s, _ in group], base, paths))
-
-    def _filter_batch(self, task: CleanTask, h: BatchHeader, data: bytes, omap: OffsetMap):
-        """The batch as it is kept (unchanged bytes, rewritten, empty) or None if dropped."""
-        stats = task.stats
-        assert stats is not None
-        if h.is_control:
-            return data
-        now = task.now_ms
-        is_last_of_producer = (
-            h.producer_id >= 0 and task.active_producers.get(h.producer_id) == h.last_offset
-        )
-        if h.records_count == 0:
-            return data if is_last_of_producer else None
-        horizon = h.delete_horizon_ms
-        retain_deletes = horizon is None or now < horizon
-        records = decode_records(data)
-        stats.records_read += len(records)
-        kept = []
-        tombstones = False
-        for r in records:
-            if r.offset > omap.latest_offset:
-                keep = True
-            elif r.key is None:
-                keep = False
-            else:
-                keep = r.offset >= omap.get(r.key) and (r.value is not None or retain_deletes)
-                if not keep and r.value is None and r.offset >= omap.get(r.key):
-                    stats.tombstones_removed += 1
-            if keep:
-                kept.append(r)
-                tombstones = tombstones or r.value is None
-        stats.records_kept += len(kept)
-        if tombstones and horizon is None:
-            horizon = now + task.config.delete_retention_ms
-        if tombstones and horizon is not None:
-            cur = task.min_delete_horizon
-            task.min_delete_horizon = horizon if cur is None else min(cur, horizon)
-        if len(kept) == len(records) and (not tombstones or h.delete_horizon_ms is not None):
-            return data
-        if not kept:
-            return encode_empty_batch(h) if is_last_of_producer else None
-        return encode_batch(
-            kept,
-            base_offset=h.base_offset,
-            codec=h.codec,
-            producer_id=h.producer_id,
-            producer_epoch=h.producer_epoch,
-            base_sequence=h.base_sequence,
-            timestamp_type=h.timestamp_type,
-            is_transactional=h.is_transactional,
-            partition_leader_epoch=h.partition_leader_epoch,
-            keep_offsets=True,
-            last_offset_delta=h.last_offset_delta,
-            delete_horizon_ms=horizon if tombstones else None,
-        )
 
     # ---- installing (owner thread) -------------------------------------------------------
 
@@ -512,7 +490,9 @@ class LogCleaner:
             s: p.with_name(p.name[: -len(CLEANED_SUFFIX)] + SWAP_SUFFIX)
             for s, p in group.paths.items()
         }
-        for suffix in (".index", ".timeindex", ".log"):  # the .log swap last: it marks completion
+        suffixes = [x for x in (".index", ".timeindex", ".txnindex") if x in group.paths]
+        suffixes.append(".log")  # the .log swap last: it marks completion
+        for suffix in suffixes:
             os.replace(group.paths[suffix], swap[suffix])
         group.paths = {}
         self._hook("swapped")
@@ -521,8 +501,10 @@ class LogCleaner:
             renamed += seg.rename_to_deleted(DELETED_SUFFIX)
             if n == 0:
                 self._hook("deleting")
+            else:  # a merged segment's producer snapshot goes with it (Kafka's replaceSegments)
+                renamed += plog._snapshot_for_deleted_segment(seg)
         self._hook("deleted")
-        for suffix in (".index", ".timeindex", ".log"):
+        for suffix in suffixes:
             final = plog.directory / segment_name(group.base, suffix)
             os.replace(swap[suffix], final)
             if suffix == ".index":

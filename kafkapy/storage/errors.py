@@ -53,3 +53,16 @@ class UnknownProducerIdError(ProducerStateError):
     """UNKNOWN_PRODUCER_ID (kept for completeness; Kafka 4 accepts unknown idempotent producers)."""
 
     error_code = 59
+
+
+class InvalidTxnStateError(ProducerStateError):
+    """INVALID_TXN_STATE: a transactional write outside a transaction the coordinator knows of,
+    or a plain write while the producer's transaction is open."""
+
+    error_code = 48
+
+
+class TransactionCoordinatorFencedError(ProducerStateError):
+    """TRANSACTION_COORDINATOR_FENCED: a marker from an older coordinator epoch than one seen."""
+
+    error_code = 52

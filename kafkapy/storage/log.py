@@ -1,20 +1,22 @@
 """One partition's log: ordered segments, append as leader, reads, offset lookups, recovery,
-producer state and leader-epoch history. Directory ``<log.dir>/<topic>-<partition>/``."""
+producer state and leader-epoch history. Directory ``<log.dir>/<topic>-<partition>/``.
+Transactions (markers, last stable offset, aborted-transaction indexes, producer snapshots)
+are in storage/log_transactions.py."""
 
 from __future__ import annotations
 
 import bisect
-import functools
 import os
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
 
 from kafkapy.protocol.record_batch import (
+    CONTROL_BIT,
     CRC_START,
+    TRANSACTIONAL_BIT,
     BatchHeader,
     CorruptRecordError,
     RecordBatchError,
@@ -41,7 +43,9 @@ from kafkapy.storage.errors import (
 )
 from kafkapy.storage.flush import FlushJob
 from kafkapy.storage.index import CorruptIndexError
+from kafkapy.storage.io_guard import storage_io as _storage_io
 from kafkapy.storage.leader_epoch import LeaderEpochCache
+from kafkapy.storage.log_transactions import TransactionalLog
 from kafkapy.storage.producer_state import ProducerStateManager
 from kafkapy.storage.segment import LogSegment, segment_name
 
@@ -56,6 +60,7 @@ class InvalidTimestampError(RecordBatchError):
     """INVALID_TIMESTAMP: a CreateTime timestamp outside message.timestamp.before/after.max.ms."""
 
     error_code = 32
+
 
 __all__ = [
     "AppendResult",
@@ -124,29 +129,7 @@ def _segment_bases(directory: Path) -> list[int]:
     return sorted(bases)
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _storage_io(what: str) -> Callable[[F], F]:
-    """Kafka's maybeHandleIOException: an offline log refuses with KAFKA_STORAGE_ERROR; an
-    OSError takes the log's directory offline (``on_io_error``) and becomes KafkaStorageError."""
-
-    def wrap(method: F) -> F:
-        @functools.wraps(method)
-        def guarded(self: PartitionLog, *args: Any, **kwargs: Any) -> Any:
-            if self.offline:
-                raise self.offline_error()
-            try:
-                return method(self, *args, **kwargs)
-            except OSError as e:
-                raise self.io_failed(what, e) from e
-
-        return guarded  # type: ignore[return-value]
-
-    return wrap
-
-
-class PartitionLog:
+class PartitionLog(TransactionalLog):
     """Kafka's UnifiedLog for one local replica (single-writer, synchronous).
 
     Every method that reads or writes files is guarded (``_storage_io``): after an I/O error the
@@ -171,6 +154,8 @@ class PartitionLog:
         self.high_watermark = 0
         self.recovery_point = 0
         self.producer_state = ProducerStateManager()
+        # set once a transactional batch is seen: until then the LSO is the high watermark
+        self.has_transactions = False
         self.epoch_cache = LeaderEpochCache(directory / LEADER_EPOCH_CHECKPOINT)
         self._unflushed_messages = 0
         self._last_flush_ms = int(time.time() * 1000)
@@ -235,14 +220,16 @@ class PartitionLog:
         """Complete or roll back what a crash interrupted (Kafka's LogLoader rules):
         ``.deleted`` files are removed, ``.cleaned`` files (an unfinished cleaning) are dropped,
         a ``.log.swap`` (a cleaned segment written completely) replaces the segments whose
-        offsets it covers and becomes a segment; its indexes are rebuilt."""
+        offsets it covers and becomes a segment; its indexes are rebuilt (the ``.txnindex`` by
+        the producer-state replay, as for any recovered segment)."""
         d = self.directory
         for stray in d.glob("*" + DELETED_SUFFIX):
             stray.unlink(missing_ok=True)
         for stray in d.glob("*" + CLEANED_SUFFIX):
             stray.unlink(missing_ok=True)
-        for stray in list(d.glob("*.index.swap")) + list(d.glob("*.timeindex.swap")):
-            stray.unlink(missing_ok=True)
+        for x in (".index", ".timeindex", ".txnindex"):
+            for stray in d.glob(f"*{x}.swap"):
+                stray.unlink(missing_ok=True)
         for swap in sorted(d.glob("*.log" + SWAP_SUFFIX)):
             stem = swap.name[:20]
             if not stem.isdigit():
@@ -252,9 +239,9 @@ class PartitionLog:
             next_offset = _scan_next_offset(swap.read_bytes(), base)
             for other in _segment_bases(d):
                 if other == base or base <= other < next_offset:
-                    for suffix in (".log", ".index", ".timeindex"):
+                    for suffix in (".log", ".index", ".timeindex", ".txnindex"):
                         (d / segment_name(other, suffix)).unlink(missing_ok=True)
-            for suffix in (".index", ".timeindex"):
+            for suffix in (".index", ".timeindex", ".txnindex"):
                 (d / segment_name(base, suffix)).unlink(missing_ok=True)
             os.replace(swap, d / segment_name(base, ".log"))
 
@@ -267,6 +254,7 @@ class PartitionLog:
             if p.stem.isdigit() and int(p.stem) not in bases:
                 p.unlink()  # orphan index without its log
         segments: list[LogSegment] = []
+        recovered: list[LogSegment] = []
         for i, base in enumerate(bases):
             seg = self._new_segment(base, create=False)
             segments.append(seg)
@@ -274,11 +262,13 @@ class PartitionLog:
             truncated = 0
             if recover and covers_unflushed:
                 truncated, _ = seg.recover()
+                recovered.append(seg)
             else:
                 try:
                     seg.load()
                 except (CorruptIndexError, CorruptRecordError):
                     truncated, _ = seg.recover()
+                    recovered.append(seg)
             if truncated and i + 1 < len(bases):
                 for later in bases[i + 1 :]:  # Kafka drops everything after a corrupt batch
                     self._new_segment(later, create=False).delete()
@@ -294,15 +284,11 @@ class PartitionLog:
         self.high_watermark = self.log_end_offset
         self.epoch_cache.truncate_from_end(self.log_end_offset)
         self.epoch_cache.truncate_from_start(self.log_start_offset)
-        self.producer_state.rebuild(self._all_headers())
+        self._load_producer_state(recovered)
         if recover:
             self.flush()
         self.recovery_point = self.log_end_offset
-
-    def _all_headers(self):
-        for seg in self.segments:
-            for _, h in seg.iter_headers():
-                yield h
+        self.take_producer_snapshot(sync=False)
 
     # ---- appending -----------------------------------------------------------------------
 
@@ -312,19 +298,28 @@ class PartitionLog:
 
     @_storage_io("appending records to")
     def append_as_leader(
-        self, records: bytes | bytearray | memoryview, *, leader_epoch: int, now_ms: int
+        self,
+        records: bytes | bytearray | memoryview,
+        *,
+        leader_epoch: int,
+        now_ms: int,
+        verification_guard: object | None = None,
+        coordinator: bool = False,
     ) -> AppendResult:
         """Validate, deduplicate, stamp offsets/epoch (and LogAppendTime), append.
 
         A bytearray or writable memoryview (Produce passes a slice of the received request) is
-        stamped and appended in place, without a copy; anything else is copied once."""
+        stamped and appended in place, without a copy; anything else is copied once.
+        ``verification_guard``: for a producer's first transactional batch here, the guard of
+        its KIP-890 verification (producer_state.start_verification) or SKIP_VERIFICATION.
+        ``coordinator``: written by a coordinator for a producer (no sequence checks)."""
         cfg = self.config
         headers = validate_batches(
             records, max_batch_size=cfg.max_message_bytes, require_keys=cfg.compact
         )
         if not cfg.log_append_time:
             self._check_timestamps(records, headers, now_ms)
-        dup = self.producer_state.check(headers)
+        dup = self.producer_state.check(headers, verification_guard, coordinator)
         if dup is not None:
             return AppendResult(
                 dup.first_offset, dup.last_offset, -1, self.log_start_offset, duplicate=True
@@ -472,10 +467,15 @@ class PartitionLog:
         seg.append(buf, batches)
         offset = first
         state = self.producer_state
+        pos = 0
         for h in headers:
             if h.producer_id >= 0:
-                state.update(h, offset)
+                if h.attributes & (CONTROL_BIT | TRANSACTIONAL_BIT):
+                    self._apply_transactional_batch(seg, h, offset, buf, pos)
+                else:
+                    state.update(h, offset)
             offset += h.last_offset_delta + 1
+            pos += h.size
         if leader_epoch >= 0 and leader_epoch != self.epoch_cache.latest_epoch():
             self.epoch_cache.assign(leader_epoch, first)
         self.log_end_offset = next_offset
@@ -512,6 +512,7 @@ class PartitionLog:
         if old.size == 0:
             return old
         old.on_become_inactive()
+        self.take_producer_snapshot(sync=False)
         seg = self._new_segment(self.log_end_offset, create=True, now_ms=now_ms)
         self.segments.append(seg)
         self._bases.append(seg.base_offset)
@@ -703,6 +704,7 @@ class PartitionLog:
         renamed: list[Path] = []
         for seg in victims:
             renamed += seg.rename_to_deleted(DELETED_SUFFIX)
+            renamed += self._snapshot_for_deleted_segment(seg)
         self.pending_deletes.append((now_ms + self.config.file_delete_delay_ms, renamed))
         if self.config.file_delete_delay_ms <= 0:
             self.purge_deleted_files(now_ms)
@@ -782,7 +784,7 @@ class PartitionLog:
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self.epoch_cache.truncate_from_end(self.log_end_offset)
-        self.producer_state.rebuild(self._all_headers())
+        self._load_producer_state()
 
     @_storage_io("truncating")
     def truncate_fully_and_start_at(self, offset: int, now_ms: int | None = None) -> None:
@@ -799,7 +801,8 @@ class PartitionLog:
         self.log_start_offset = self.log_end_offset = offset
         self.high_watermark = self.recovery_point = offset
         self.epoch_cache.truncate_from_end(-1)  # every entry goes
-        self.producer_state.rebuild([])
+        self.producer_state.clear()
+        self._delete_all_snapshots()
         self._unflushed_messages = 0
 
     @_storage_io("flushing")
@@ -813,6 +816,8 @@ class PartitionLog:
     def close(self) -> None:
         if self.segments:
             self.active_segment.on_become_inactive()
+            # not fsynced: an unreadable snapshot is dropped at open and the batches replayed
+            self.take_producer_snapshot(sync=False)
         for seg in self.segments:
             seg.close()
 

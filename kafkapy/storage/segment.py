@@ -1,5 +1,6 @@
 """One log segment: ``%020d.log`` holding record batches as appended, with its sparse
-``.index`` and ``.timeindex``. Synchronous file I/O; the .log fd stays open for sendfile."""
+``.index`` and ``.timeindex``, and its ``.txnindex`` of aborted transactions (created only when
+one is written). Synchronous file I/O; the .log fd stays open for sendfile."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from kafkapy.protocol.record_batch import (
 )
 from kafkapy.storage import faults
 from kafkapy.storage.index import CorruptIndexError, OffsetIndex, TimeIndex
+from kafkapy.storage.txn_index import TransactionIndex
 
 _SCAN_CHUNK = 16384
 _RECOVER_CHUNK = 1 << 20
@@ -68,6 +70,9 @@ class LogSegment:
             base_offset,
             segment_index_bytes // 12,
         )
+        self.txn_index = TransactionIndex(
+            directory / segment_name(base_offset, ".txnindex"), base_offset
+        )
         if create:
             self.offset_index.path.touch()
             self.time_index.path.touch()
@@ -92,6 +97,7 @@ class LogSegment:
             raise CorruptIndexError(f"{self.log_path}: index files missing")
         self.offset_index.load()
         self.time_index.load()
+        self.txn_index.sanity_check()
         if self.offset_index.keys and self.offset_index.values[-1] >= max(self.size, 1):
             raise CorruptIndexError(f"{self.offset_index.path}: entry beyond the log end")
         idx = self.offset_index
@@ -293,6 +299,7 @@ class LogSegment:
         pos, _ = found
         os.ftruncate(self.fd, pos)
         self.size = pos
+        self.txn_index.truncate_to(offset)
         self.recover()
 
     def flush(self) -> None:
@@ -301,6 +308,7 @@ class LogSegment:
         os.fsync(self.fd)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def files_to_sync(self) -> list[tuple[int, str]]:
         """Duplicates of the descriptors a flush must fsync, with their paths (the caller
@@ -318,6 +326,7 @@ class LogSegment:
         self.closed = True
         self.offset_index.close()
         self.time_index.close()
+        self.txn_index.close()
         os.close(self.fd)
 
     def largest_timestamp(self) -> int:
@@ -332,7 +341,12 @@ class LogSegment:
         returns the renamed paths."""
         self.close()
         out = []
-        for p in (self.log_path, self.offset_index.path, self.time_index.path):
+        for p in (
+            self.log_path,
+            self.offset_index.path,
+            self.time_index.path,
+            self.txn_index.path,
+        ):
             target = p.with_name(p.name + suffix)
             try:
                 os.replace(p, target)
@@ -346,3 +360,4 @@ class LogSegment:
         self.log_path.unlink(missing_ok=True)
         self.offset_index.delete()
         self.time_index.delete()
+        self.txn_index.delete()

@@ -37,4 +37,5 @@ from . import (  # noqa: F401
     offset_for_leader_epoch,
     produce,
     sync_group,
+    write_txn_markers,
 )

@@ -1,12 +1,14 @@
 """DescribeProducers (key 61), version 0.
 
-For each requested partition, the idempotent producers active on the partition's log as this
-broker's producer state has them (rebuilt from batch headers on open, so it survives restarts):
-producer id, current epoch, last sequence (-1 when the epoch has no data batch yet), the max
-timestamp of its last batch, coordinator epoch -1 and current transaction start offset -1 (no
-transactions are served). Errors as Kafka: a partition the cluster does not know gets
-UNKNOWN_TOPIC_OR_PARTITION; one this broker does not lead (no local log, or in ZooKeeper mode a
-follower replica) gets NOT_LEADER_OR_FOLLOWER.
+For each requested partition, the idempotent and transactional producers active on the
+partition's log as this broker's producer state has them (loaded from the latest producer
+snapshot and the batches after it, so it survives restarts): producer id, current epoch, last
+sequence (-1 when the epoch has no data batch yet), the max timestamp of its last batch, the
+coordinator epoch of the last transaction marker written for it (-1 if none) and the first
+offset of its open transaction (-1 if none: what ``kafka-transactions.sh find-hanging`` looks
+at). Errors as Kafka: a partition the cluster does not know gets UNKNOWN_TOPIC_OR_PARTITION; one
+this broker does not lead (no local log, or in ZooKeeper mode a follower replica) gets
+NOT_LEADER_OR_FOLLOWER.
 """
 
 from __future__ import annotations
@@ -15,9 +17,6 @@ from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-
-NO_COORDINATOR_EPOCH = -1
-NO_TXN_START_OFFSET = -1
 
 
 def _leader_log(broker, topic: str, partition: int):
@@ -47,8 +46,8 @@ def _producers(R, plog) -> tuple:
             producer_epoch=entry.epoch,
             last_sequence=entry.last_seq,
             last_timestamp=getattr(entry, "last_timestamp", -1),
-            coordinator_epoch=NO_COORDINATOR_EPOCH,
-            current_txn_start_offset=NO_TXN_START_OFFSET,
+            coordinator_epoch=entry.coordinator_epoch,
+            current_txn_start_offset=entry.current_txn_first_offset,
         )
         for _, entry in sorted(plog.producer_state.producers.items())
     )

@@ -5,10 +5,15 @@ to be reported, or max_wait_ms has passed; waiting is on append events, never by
 whole batches starting with the batch that contains the fetch offset, up to the high watermark,
 within partition_max_bytes and the response's max_bytes — except that the first partition with
 data always returns at least one whole batch (KIP-74). Reports high watermark, last stable offset
-(= high watermark: no transactions yet) and log start offset; OFFSET_OUT_OF_RANGE outside
+and log start offset; OFFSET_OUT_OF_RANGE outside
 [log start, log end]; FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale or future
 current_leader_epoch. Topics are addressed by name up to v12 and by topic id from v13
 (UNKNOWN_TOPIC_ID). Record bytes go from segment files to the socket with os.sendfile.
+
+isolation_level=1 (read_committed): consumers read up to the last stable offset (the first
+offset of the earliest open transaction, bounded by the high watermark) and get, per partition,
+the aborted transactions (producer id, first offset) overlapping the batches returned, from the
+segments' .txnindex files; control batches are returned like any batch (clients skip them).
 
 ZooKeeper mode: only the leader answers (else NOT_LEADER_OR_FOLLOWER). A fetch from a replica
 (replica_id up to v14, replica_state from v15) reads up to the log end offset, and its fetch
@@ -91,8 +96,8 @@ def _read_all(broker, version, request, topics_req, replica_id=-1, refused=None)
                     errors = True
                     continue
                 epoch = rp.leader_epoch
-            pr.high_watermark = plog.high_watermark
-            pr.last_stable_offset = plog.high_watermark
+            hw = pr.high_watermark = plog.high_watermark
+            pr.last_stable_offset = plog.last_stable_offset if plog.has_transactions else hw
             pr.log_start_offset = plog.log_start_offset
             cle = getattr(fp, "current_leader_epoch", -1)
             if cle >= 0 and cle != epoch:
@@ -103,12 +108,18 @@ def _read_all(broker, version, request, topics_req, replica_id=-1, refused=None)
                 continue
             limit = min(fp.partition_max_bytes, max(remaining, 0))
             try:
-                data = plog.read(
-                    fp.fetch_offset,
-                    limit,
-                    max_offset=None if from_replica else plog.high_watermark,
-                    min_one_batch=(total == 0),
-                )
+                if read_committed and not from_replica:
+                    data, aborted = plog.read_committed(
+                        fp.fetch_offset, limit, min_one_batch=(total == 0)
+                    )
+                    pr.aborted = [(a.producer_id, a.first_offset) for a in aborted]
+                else:
+                    data = plog.read(
+                        fp.fetch_offset,
+                        limit,
+                        max_offset=None if from_replica else hw,
+                        min_one_batch=(total == 0),
+                    )
             except StorageError as e:
                 pr.error_code = ErrorCode(e.error_code)
                 errors = True

@@ -22,11 +22,20 @@ meanwhile, NOT_LEADER_OR_FOLLOWER if leadership moved, REQUEST_TIMED_OUT after t
 timeout. acks=1 answers after the local append. flush.messages / flush.ms fsyncs run before the
 answer, in a worker thread (server/log_flusher.py); a storage error (full disk, failed device)
 is KAFKA_STORAGE_ERROR for the partition, whose log directory goes offline.
+
+Transactions: batches with the transactional bit need the request's transactional_id (else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition, as Kafka without an authorizer) and
+one producer id (else INVALID_PRODUCER_ID_MAPPING). Before a producer's first transactional
+write to a partition the coordinator is asked whether the partition is in the transaction
+(KIP-890, server/txn_verification.py); a refused partition gets the mapped error and nothing is
+appended to it. The log refuses a transactional write without that verification, and a plain
+write while the producer's transaction is open, with INVALID_TXN_STATE.
 """
 
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 import trio
 
@@ -36,7 +45,7 @@ from kafkapy.protocol.produce_codec import (
     encode_produce_response,
     parse_produce_request,
 )
-from kafkapy.protocol.record_batch import RecordBatchError
+from kafkapy.protocol.record_batch import TRANSACTIONAL_BIT, RecordBatchError
 from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.errors import StorageError
 
@@ -44,6 +53,7 @@ from ..connection import CloseConnection
 from ..log_flusher import flush_if_due
 from ..registry import api
 from ..responses import NO_RESPONSE, RawResponse
+from ..txn_verification import map_verification_error, transactional_batch, verify_partitions
 
 log = logging.getLogger("kafkapy.produce")
 
@@ -55,7 +65,7 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__sha
 INTERNAL_APPEND = "Cannot append to internal topic "
 
 
-def _append(broker, topic: str, partition: int, records, now_ms: int, acks: int = 1):
+def _append(broker, topic: str, partition: int, records, now_ms: int, acks: int = 1, guard=None):
     """Append one partition's records; return (error, base_offset, append_time, log_start, msg,
     last_offset)."""
     info = broker.topics.get(topic)
@@ -89,7 +99,9 @@ def _append(broker, topic: str, partition: int, records, now_ms: int, acks: int 
     if len(records) >= 12 and INT32.unpack_from(records, 8)[0] + 12 < len(records):
         return ErrorCode.invalid_record, -1, -1, -1, ONE_BATCH_ONLY, -1
     try:
-        res = plog.append_as_leader(records, leader_epoch=epoch, now_ms=now_ms)
+        res = plog.append_as_leader(
+            records, leader_epoch=epoch, now_ms=now_ms, verification_guard=guard
+        )
     except (RecordBatchError, StorageError) as e:
         return ErrorCode(e.error_code), -1, -1, plog.log_start_offset, str(e) or None, -1
     if replicas is not None:
@@ -163,6 +175,28 @@ async def handle(ctx, _request):
         raise CloseConnection(f"produce request does not decode: {e}") from None
     broker = ctx.broker
     acks = request.acks
+    txn_batches = []
+    for td in request.topics:
+        for pd in td.partitions:
+            r = pd.records
+            if r is not None and len(r) > 22 and r[22] & TRANSACTIONAL_BIT:
+                b = transactional_batch(td.name, pd.index, r)
+                if b is not None:  # too short for a header: the append refuses it
+                    txn_batches.append(b)
+    guards: dict = {}
+    refused: dict = {}
+    if txn_batches:
+        if request.transactional_id is None:
+            return _error_response(ctx, request, ErrorCode.transactional_id_authorization_failed)
+        if len({(b.producer_id, b.producer_epoch) for b in txn_batches}) > 1:
+            return _error_response(ctx, request, ErrorCode.invalid_producer_id_mapping)
+        if acks in VALID_ACKS:
+            guards, refused = await verify_partitions(
+                broker,
+                request.transactional_id,
+                txn_batches,
+                partial(map_verification_error, produce_version=ctx.version),
+            )
     now = now_ms()
     failed = False
     appended = False
@@ -172,8 +206,12 @@ async def handle(ctx, _request):
         for pd in td.partitions:
             if acks not in VALID_ACKS:
                 res = (ErrorCode.invalid_required_acks, -1, -1, -1, None, -1)
+            elif refused and (td.name, pd.index) in refused:
+                err, msg = refused[(td.name, pd.index)]
+                res = (err, -1, -1, -1, msg, -1)
             else:
-                res = _append(broker, td.name, pd.index, pd.records, now, acks)
+                guard = guards.get((td.name, pd.index)) if guards else None
+                res = _append(broker, td.name, pd.index, pd.records, now, acks, guard)
             if res[0] != ErrorCode.none:
                 failed = True
             else:
@@ -207,4 +245,15 @@ async def handle(ctx, _request):
         if failed:
             raise CloseConnection("acks=0 produce request failed")
         return NO_RESPONSE
+    return RawResponse([encode_produce_response(ctx.version, topics)])
+
+
+def _error_response(ctx, request, code: ErrorCode):
+    """The same error for every partition (Kafka's getErrorResponse)."""
+    topics = [
+        (td.name, [PartitionResponse(pd.index, code) for pd in td.partitions])
+        for td in request.topics
+    ]
+    if request.acks == 0:
+        raise CloseConnection(f"acks=0 produce request failed: {code.name}")
     return RawResponse([encode_produce_response(ctx.version, topics)])

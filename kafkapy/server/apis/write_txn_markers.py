@@ -1,0 +1,63 @@
+"""WriteTxnMarkers (key 27), version 1 (Kafka 4.0 serves only v1; v0 was removed).
+
+Sent by a transaction coordinator to the leaders of a transaction's partitions (and by
+``kafka-transactions.sh abort``): for each marker, a commit or abort control batch is appended
+to every partition named, with acks=all semantics, and ``__consumer_offsets`` partitions
+complete the transaction's offset commits (server/txn_markers.py, shared with the in-process
+marker sender). The answer groups the per-partition errors by producer id, as Kafka's does
+(two markers of one producer in one request share one entry).
+"""
+
+from __future__ import annotations
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..registry import api
+from ..responses import build
+from ..txn_markers import TxnMarker, write_txn_markers
+
+
+@api("WriteTxnMarkers")
+async def handle(ctx, request):
+    R = ctx.R
+    markers = [
+        TxnMarker(
+            producer_id=m.producer_id,
+            producer_epoch=m.producer_epoch,
+            coordinator_epoch=m.coordinator_epoch,
+            committed=bool(m.transaction_result),
+            partitions=[(t.name, int(p)) for t in m.topics for p in t.partition_indexes],
+        )
+        for m in request.markers
+    ]
+    results = await write_txn_markers(ctx.broker, markers) if markers else []
+    by_producer: dict[int, dict[str, dict[int, ErrorCode]]] = {}
+    for marker, errors in zip(markers, results, strict=True):
+        topics = by_producer.setdefault(marker.producer_id, {})
+        for (topic, partition), err in errors.items():
+            topics.setdefault(topic, {})[partition] = err
+    return build(
+        R.WriteTxnMarkersResponse,
+        markers=tuple(
+            build(
+                R.WritableTxnMarkerResult,
+                producer_id=pid,
+                topics=tuple(
+                    build(
+                        R.WritableTxnMarkerTopicResult,
+                        name=topic,
+                        partitions=tuple(
+                            build(
+                                R.WritableTxnMarkerPartitionResult,
+                                partition_index=p,
+                                error_code=err,
+                            )
+                            for p, err in parts.items()
+                        ),
+                    )
+                    for topic, parts in topics.items()
+                ),
+            )
+            for pid, topics in by_producer.items()
+        ),
+    )
