@@ -7,6 +7,31 @@ import pytest
 from kafkapy.testing import BrokerProcess
 
 
+def pytest_addoption(parser):
+    group = parser.getgroup("kafkapy wire fuzzer (compat_tests/test_fuzz_wire.py)")
+    group.addoption(
+        "--fuzz-minutes",
+        type=float,
+        default=0.0,
+        help="fuzz the broker's wire protocol for this many minutes (default: a short run); "
+        "failing inputs are saved to compat_tests/fuzz/cases/",
+    )
+    group.addoption(
+        "--fuzz-seed",
+        default=None,
+        help="seed of the wire fuzzer (default: fixed for the short run, random for long runs)",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """A long fuzz run outlasts the suite's per-test timeout: give it its own."""
+    minutes = config.getoption("--fuzz-minutes")
+    if minutes:
+        for item in items:
+            if item.name == "test_fuzz_the_wire":
+                item.add_marker(pytest.mark.timeout(minutes * 60 + 300))
+
+
 @pytest.fixture
 def broker(tmp_path):
     proc = BrokerProcess(tmp_path / "broker")

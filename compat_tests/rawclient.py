@@ -3,6 +3,7 @@ bytes) and decodes responses with kio, so tests can craft exactly the input they
 
 from __future__ import annotations
 
+import datetime
 import io
 import socket
 import struct
@@ -81,3 +82,24 @@ class RawClient:
             return True
         except TimeoutError:
             return False
+
+
+def produce_request(topic: str, batch: bytes, acks: int = 1, partition: int = 0) -> Any:
+    """A Produce v9 request entity carrying one record batch for one partition."""
+    from kio.schema.produce.v9.request import (
+        PartitionProduceData,
+        ProduceRequest,
+        TopicProduceData,
+    )
+
+    return ProduceRequest(
+        transactional_id=None,
+        acks=acks,
+        timeout=datetime.timedelta(seconds=30),
+        topic_data=(
+            TopicProduceData(
+                name=topic,
+                partition_data=(PartitionProduceData(index=partition, records=batch),),
+            ),
+        ),
+    )

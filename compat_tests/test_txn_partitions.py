@@ -184,6 +184,8 @@ def test_write_txn_markers_errors(broker) -> None:
         assert got == {("m", 0): 47}  # INVALID_PRODUCER_EPOCH
         got = write_markers(c, pid, False, {"m": [7], "nope": [0]}, epoch=2, coordinator_epoch=5)
         assert got == {("m", 7): 3, ("nope", 0): 3}  # UNKNOWN_TOPIC_OR_PARTITION
+        # no marker without a producer id: Kafka answers UNKNOWN_SERVER_ERROR
+        assert write_markers(c, -1, True, {"m": [0]}) == {("m", 0): -1}
 
 
 def test_transactional_produce_rules(broker) -> None:
@@ -326,3 +328,20 @@ def test_java_console_consumer_read_committed(broker) -> None:
         timeout=120,
     )
     assert out.stdout.split() == committed, out.stderr[-2000:]
+
+
+def test_unexpected_marker_failure_answers_every_partition(tmp_path, monkeypatch) -> None:
+    """An unexpected exception in the WriteTxnMarkers handler is answered (Kafka's
+    getErrorResponse): each marker's producer id and partitions with UNKNOWN_SERVER_ERROR, so a
+    coordinator retries those markers instead of reconnecting."""
+    from kafkapy.testing import BrokerProcess
+
+    monkeypatch.setenv("KAFKAPY_TEST_FAIL_APIS", "WriteTxnMarkers")
+    proc = BrokerProcess(tmp_path / "broker").start()
+    monkeypatch.delenv("KAFKAPY_TEST_FAIL_APIS")
+    try:
+        with RawClient(proc.bootstrap) as c:
+            got = write_markers(c, 77, True, {"x": [0, 3]})
+        assert got == {("x", 0): -1, ("x", 3): -1}
+    finally:
+        assert proc.stop() == 0

@@ -836,6 +836,36 @@ def check_init_producer_id(env: Env, v: int) -> None:
         assert stale.error_code == (E.producer_fenced if v >= 4 else E.invalid_producer_epoch)
 
 
+def check_write_txn_markers(env: Env, v: int) -> None:
+    # (the markers themselves are exercised by EndTxn above and compat_tests/test_txn_*)
+    resp = env.request(
+        make(
+            "WriteTxnMarkers",
+            v,
+            env,
+            markers=[
+                {
+                    "producer_id": 123456,
+                    "producer_epoch": 0,
+                    "transaction_result": False,
+                    "coordinator_epoch": 0,
+                    "topics": [
+                        {"name": SWEEP, "partition_indexes": (7,)},
+                        {"name": "sweep-absent", "partition_indexes": (0,)},
+                    ],
+                }
+            ],
+        )
+    )
+    (m,) = resp.markers
+    got = {(t.name, p.partition_index): p.error_code for t in m.topics for p in t.partitions}
+    assert m.producer_id == 123456
+    assert got == {
+        (SWEEP, 7): E.unknown_topic_or_partition,
+        ("sweep-absent", 0): E.unknown_topic_or_partition,
+    }
+
+
 def check_offset_for_leader_epoch(env: Env, v: int) -> None:
     resp = env.request(
         make(
@@ -1502,36 +1532,6 @@ def check_txn_offset_commit(env: Env, v: int) -> None:
     _wait_txn_state(env, txn, "CompleteCommit")
     p = _stable_fetch(env, group)
     assert (p.error_code, p.committed_offset, p.metadata) == (0, 4, "tm"), p
-
-
-def check_write_txn_markers(env: Env, v: int) -> None:
-    # (the markers themselves are exercised by EndTxn above and compat_tests/test_txn_*)
-    resp = env.request(
-        make(
-            "WriteTxnMarkers",
-            v,
-            env,
-            markers=[
-                {
-                    "producer_id": 123456,
-                    "producer_epoch": 0,
-                    "transaction_result": False,
-                    "coordinator_epoch": 0,
-                    "topics": [
-                        {"name": SWEEP, "partition_indexes": (7,)},
-                        {"name": "sweep-absent", "partition_indexes": (0,)},
-                    ],
-                }
-            ],
-        )
-    )
-    (m,) = resp.markers
-    got = {(t.name, p.partition_index): p.error_code for t in m.topics for p in t.partitions}
-    assert m.producer_id == 123456
-    assert got == {
-        (SWEEP, 7): E.unknown_topic_or_partition,
-        ("sweep-absent", 0): E.unknown_topic_or_partition,
-    }
 
 
 def check_describe_transactions(env: Env, v: int) -> None:

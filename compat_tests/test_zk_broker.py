@@ -123,18 +123,71 @@ def test_zookeeper_unreachable_is_a_clear_error(tmp_path):
     assert elapsed < 30
 
 
-def test_broker_id_already_registered_is_refused(zookeeper, tmp_path):
-    connect = f"{zookeeper.connect_string}/kafkapy"
-    first = BrokerProcess(tmp_path / "b1", {"zookeeper.connect": connect, "broker.id": "3"})
-    second = BrokerProcess(tmp_path / "b2", {"zookeeper.connect": connect, "broker.id": "3"})
+SESSION_MS = 4000  # short, so that waiting for an expiry stays quick
+
+
+def short_session(zookeeper, broker_id: int) -> dict[str, str]:
+    return {
+        "zookeeper.connect": f"{zookeeper.connect_string}/kafkapy",
+        "broker.id": str(broker_id),
+        "zookeeper.session.timeout.ms": str(SESSION_MS),
+    }
+
+
+def registration_owner(connect: str, broker_id: int) -> int:
+    raw = raw_client(connect)
+    try:
+        return raw.exists(f"/kafkapy/brokers/ids/{broker_id}").ephemeralOwner
+    finally:
+        raw.stop()
+        raw.close()
+
+
+def test_restart_right_after_kill9_waits_out_the_old_session(zookeeper, tmp_path):
+    """Kafka exits with "broker.id N is already registered" until the killed broker's session
+    expires; kafkapy waits for the expiry (logging it) and registers."""
+    overrides = short_session(zookeeper, 4)
+    broker = BrokerProcess(tmp_path / "b", overrides)
+    try:
+        broker.start()
+        old_owner = registration_owner(zookeeper.connect_string, 4)
+        broker.kill()
+        started = time.monotonic()
+        broker.start()
+        waited = time.monotonic() - started
+        new_owner = registration_owner(zookeeper.connect_string, 4)
+        log = broker.log_text()
+        assert new_owner != old_owner
+        assert f"registered by another ZooKeeper session 0x{old_owner:x}" in log
+        assert "registered broker.id 4 after the old registration expired" in log
+        assert waited < SESSION_MS / 1000 + 3 + 5, waited  # the expiry wait, not longer
+        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+        try:
+            brokers = admin.describe_cluster()["brokers"]
+            assert [b.get("node_id", b.get("broker_id")) for b in brokers] == [4], brokers
+        finally:
+            admin.close()
+    finally:
+        assert broker.stop() == 0, broker.log_text()[-3000:]
+
+
+def test_broker_id_of_a_live_broker_is_refused_in_one_line(zookeeper, tmp_path):
+    overrides = short_session(zookeeper, 3)
+    first = BrokerProcess(tmp_path / "b1", overrides)
+    second = BrokerProcess(tmp_path / "b2", overrides)
     try:
         first.start()
-        try:
-            second.start()
-        except RuntimeError as e:
-            assert "broker.id 3 is already registered" in str(e)
-        else:
-            raise AssertionError("a second broker with the same broker.id started")
+        started = time.monotonic()
+        done = subprocess.run(
+            second.command(), capture_output=True, text=True, timeout=60, cwd=tmp_path
+        )
+        waited = time.monotonic() - started
+        assert done.returncode != 0
+        assert "Traceback" not in done.stderr
+        last = done.stderr.strip().splitlines()[-1]
+        assert last.startswith("kafkapy: error: broker.id 3 is already registered by a live "), last
+        assert waited >= SESSION_MS / 1000, waited  # it gave the session time to expire first
+        assert "waiting up to" in done.stderr
+        assert registration_owner(zookeeper.connect_string, 3) != 0  # the first keeps its id
     finally:
-        second.stop()
         assert first.stop() == 0

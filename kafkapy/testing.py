@@ -3,7 +3,8 @@
 `BrokerProcess` picks a free loopback port, starts `kafkapy server` with its data in a given
 directory, waits until the port accepts connections, and stops the process (SIGTERM, then
 SIGKILL) when asked — including `kill()` for crash tests, and `restart()` on the same port and
-data.
+data. By default the broker runs on this interpreter (`python -m kafkapy.cli.main`); `kafkapy`
+names another command, such as the `kafkapy` script of a runtime-only install.
 """
 
 from __future__ import annotations
@@ -32,12 +33,14 @@ class BrokerProcess:
         port: int | None = None,
         log_path: Path | None = None,
         cpu: int | None = None,
+        kafkapy: list[str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.overrides = dict(overrides or {})
         self.log_path = log_path or self.data_dir / "broker.log"
         self.cpu = cpu
+        self.kafkapy = kafkapy or [sys.executable, "-m", "kafkapy.cli.main"]
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -50,7 +53,7 @@ class BrokerProcess:
             "log.dirs": str(self.data_dir / "logs"),
             **self.overrides,
         }
-        cmd = [sys.executable, "-m", "kafkapy.cli.main", "server"]
+        cmd = [*self.kafkapy, "server"]
         for k, v in props.items():
             cmd += ["--override", f"{k}={v}"]
         if self.cpu is not None:

@@ -1,27 +1,45 @@
 #!/usr/bin/env bash
 # Set up what kafkapy needs on a fresh machine, skipping what is already there:
-#   scripts/bootstrap.sh          .venv with kafkapy and its runtime dependencies (run the broker)
-#   scripts/bootstrap.sh --tests  also the test and Spark extras, and the Debian packages the tests
-#                                 use: default-jre-headless (Java), zookeeper, kcat
-# Safe to run again; it only installs what is missing.
+#   scripts/bootstrap.sh          .venv-runtime: kafkapy as `pip install kafkapy` installs it, the
+#                                 package (not editable) with pyproject.toml's runtime
+#                                 dependencies and no extras. scripts/run-broker.sh and the
+#                                 scripts/kafka-*.sh tools run from it. Kept current: rebuilt
+#                                 when pyproject.toml or setup.py change, the package reinstalled
+#                                 when one of its sources does (scripts/runtime_venv.py).
+#   scripts/bootstrap.sh --tests  .venv: the development and test environment, an editable
+#                                 install with the test and spark extras (pytest, kafka-python
+#                                 and the codecs it compresses with, PySpark), and the Debian
+#                                 packages the tests use: default-jre-headless (Java), zookeeper,
+#                                 kcat. Does not touch .venv-runtime.
+#
+# Two environments on purpose. .venv is a superset (extras, editable sources): a broker run from
+# it could import a module users never get and still pass. So the broker users run comes from the
+# runtime-only install, built by one script (scripts/runtime_venv.py) for run-broker.sh, for the
+# Docker image, and for compat_tests/test_runtime_install.py, which starts a broker from such an
+# install (cached under ~/.cache/kafkapy-tests) and produces and fetches every codec with the
+# test environment's clients. The suite's other brokers run from .venv, and
+# tests/test_runtime_imports.py checks that every broker import is a runtime dependency.
+# Safe to run again; it only installs what is missing or out of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-extras=""
-if [ "${1:-}" = "--tests" ] || [ "${1:-}" = "--system" ]; then
-  extras="[test,spark]"
-  missing=()
-  command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
-  [ -e /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
-  command -v kcat >/dev/null 2>&1 || missing+=(kcat)
-  if [ "${#missing[@]}" -gt 0 ]; then
-    echo "bootstrap: installing Debian packages: ${missing[*]}" >&2
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-      "${missing[@]}" >/dev/null
-  fi
+if [ "${1:-}" != "--tests" ] && [ "${1:-}" != "--system" ]; then
+  python3 scripts/runtime_venv.py .venv-runtime >/dev/null
+  exit 0
+fi
+
+extras="[test,spark]"
+missing=()
+command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+[ -e /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
+command -v kcat >/dev/null 2>&1 || missing+=(kcat)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "bootstrap: installing Debian packages: ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi
 
 stamp=".venv/.kafkapy-installed${extras}"
@@ -34,8 +52,6 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' >&2 || true
   .venv/bin/python -m pip install -q -e ".${extras}" 2>&1 | grep -v '^WARNING: Location' >&2 || true
   .venv/bin/python -c "import kafkapy, kio, trio, confluent_kafka"
-  if [ -n "$extras" ]; then
-    .venv/bin/python -c "import kafka, pytest, pyspark, pyarrow"
-  fi
+  .venv/bin/python -c "import kafka, pytest, pyspark, pyarrow"
   touch "$stamp"
 fi

@@ -2,4 +2,4 @@
 # kafka-configs.sh as Apache Kafka ships it, served by `kafkapy configs` (see --help).
 set -euo pipefail
 "$(dirname "$0")/bootstrap.sh"
-exec "$(dirname "$0")/../.venv/bin/kafkapy" configs "$@"
+exec "$(dirname "$0")/../.venv-runtime/bin/kafkapy" configs "$@"

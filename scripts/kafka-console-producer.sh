@@ -2,4 +2,4 @@
 # kafka-console-producer.sh as Apache Kafka ships it, served by `kafkapy console-producer` (see --help).
 set -euo pipefail
 "$(dirname "$0")/bootstrap.sh"
-exec "$(dirname "$0")/../.venv/bin/kafkapy" console-producer "$@"
+exec "$(dirname "$0")/../.venv-runtime/bin/kafkapy" console-producer "$@"

@@ -2,4 +2,4 @@
 # kafka-delete-records.sh as Apache Kafka ships it, served by `kafkapy delete-records` (see --help).
 set -euo pipefail
 "$(dirname "$0")/bootstrap.sh"
-exec "$(dirname "$0")/../.venv/bin/kafkapy" delete-records "$@"
+exec "$(dirname "$0")/../.venv-runtime/bin/kafkapy" delete-records "$@"

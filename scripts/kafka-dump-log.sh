@@ -2,4 +2,4 @@
 # kafka-dump-log.sh as Apache Kafka ships it, served by `kafkapy dump-log` (see --help).
 set -euo pipefail
 "$(dirname "$0")/bootstrap.sh"
-exec "$(dirname "$0")/../.venv/bin/kafkapy" dump-log "$@"
+exec "$(dirname "$0")/../.venv-runtime/bin/kafkapy" dump-log "$@"

@@ -2,4 +2,4 @@
 # kafka-producer-perf-test.sh as Apache Kafka ships it, served by `kafkapy producer-perf-test` (see --help).
 set -euo pipefail
 "$(dirname "$0")/bootstrap.sh"
-exec "$(dirname "$0")/../.venv/bin/kafkapy" producer-perf-test "$@"
+exec "$(dirname "$0")/../.venv-runtime/bin/kafkapy" producer-perf-test "$@"

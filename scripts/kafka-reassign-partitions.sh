@@ -2,4 +2,4 @@
 # kafka-reassign-partitions.sh as Apache Kafka ships it, served by `kafkapy reassign-partitions`.
 set -euo pipefail
 "$(dirname "$0")/bootstrap.sh"
-exec "$(dirname "$0")/../.venv/bin/kafkapy" reassign-partitions "$@"
+exec "$(dirname "$0")/../.venv-runtime/bin/kafkapy" reassign-partitions "$@"

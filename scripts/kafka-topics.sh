@@ -2,4 +2,4 @@
 # kafka-topics.sh as Apache Kafka ships it, served by `kafkapy topics` (see --help).
 set -euo pipefail
 "$(dirname "$0")/bootstrap.sh"
-exec "$(dirname "$0")/../.venv/bin/kafkapy" topics "$@"
+exec "$(dirname "$0")/../.venv-runtime/bin/kafkapy" topics "$@"

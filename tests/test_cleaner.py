@@ -249,7 +249,7 @@ def test_failure_marks_partition_uncleanable_others_cleaned(
 
     def broken(task, group, omap):
         if task.tp[0] == "bad":
-            raise OSError("disk on fire")
+            raise ValueError("a record the cleaner cannot read")
         return real(task, group, omap)
 
     monkeypatch.setattr(cleaner, "_clean_group", broken)
@@ -257,6 +257,23 @@ def test_failure_marks_partition_uncleanable_others_cleaned(
     assert [s.topic for s in done] == ["good"]
     assert ("bad", 0) in cleaner.uncleanable and not bad.cleaning
     assert not [p for p in bad.directory.iterdir() if p.name.endswith(".cleaned")]
+
+
+def test_io_error_while_cleaning_takes_the_log_dir_offline(manager: LogManager, monkeypatch):
+    """An OSError is the disk's fault, not the log's (Kafka's LogCleaner): the directory goes
+    offline, with all its partitions, instead of one partition becoming uncleanable."""
+    bad = manager.create_log("bad", 0, TID, cfg())
+    other = manager.create_log("other", 0, uuid.uuid4(), cfg())
+    fill(bad, rounds=8)
+    cleaner = LogCleaner(manager)
+
+    def broken(task, group, omap):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(cleaner, "_clean_group", broken)
+    assert cleaner.clean_all(T0) == []
+    assert bad.offline and other.offline and not manager.online_dirs
+    assert ("bad", 0) not in cleaner.uncleanable and not bad.cleaning
 
 
 class SimulatedCrash(BaseException):

@@ -207,3 +207,10 @@ def test_partition_for_uses_kafka_abs():
     assert partition_for("hello", 7) == 99162322 % 7
     neg = next(s for s in (f"consumer-group-{i}" for i in range(1000)) if java_string_hash(s) < 0)
     assert partition_for(neg, 50) == abs(java_string_hash(neg)) % 50
+
+
+def test_embedded_counts_above_the_bytes_left_are_refused():
+    """Subscriptions and assignments come from clients: a count is checked before use."""
+    subscription = struct.pack(">hi", 1, 2**31 - 1) + b"\x00\x01t"
+    with pytest.raises(rec.RecordFormatError, match="array topics of 2147483647 items"):
+        rec.decode_embedded("Subscription", subscription)

@@ -237,11 +237,48 @@ def test_frame_reader_releases_its_buffer_when_idle():
     buf = reader.buffer()
     buf[: len(data) - 2] = data[:-2]
     assert reader.received(len(data) - 2) == [bytearray(b"abc")]
-    reader.release()  # a partial frame is staged: kept
-    assert reader.buffered == len(data) - 2 - 7
+    reader.release()  # a partial frame moves to its own buffer; the staging buffer goes
+    assert not reader._stage and reader.missing == 2 and reader.buffered == 5
     buf = reader.buffer()
     buf[:2] = data[-2:]
     assert reader.received(2) == [bytearray(b"partial")]
     reader.release()
     assert reader.buffered == 0 and not reader._stage
     assert _feed(reader, frame(b"again"), 100) == [b"again"]
+    # an incomplete size prefix keeps only its own bytes, and receiving goes on from there
+    buf = reader.buffer()
+    buf[:2] = frame(b"tail")[:2]
+    assert reader.received(2) == []
+    reader.release()
+    assert len(reader._stage) == 2
+    assert _feed(reader, frame(b"tail")[2:], 100) == [b"tail"]
+
+
+def test_frame_reader_waits_for_memory_before_allocating():
+    """With a charge gate (queued.max.request.bytes), a refused frame stays where it is and
+    the reader reports it; resume() after memory was freed completes it."""
+    budget = [10]
+
+    def charge(n: int) -> bool:
+        if budget[0] <= 0:
+            return False
+        budget[0] -= n
+        return True
+
+    reader = FrameReader(1000, stage_size=64, charge=charge)
+    data = frame(b"x" * 20) + frame(b"y" * 5) + frame(b"z" * 100)
+    buf = reader.buffer()
+    buf[:40] = data[:40]
+    # the first frame is charged (non-strict: 10 left, 20 taken), the second is refused
+    assert reader.received(40) == [bytearray(b"x" * 20)]
+    assert reader.waiting_for_memory and budget[0] == -10
+    reader.release()  # no effect while waiting: the bytes stay staged
+    assert reader.waiting_for_memory
+    budget[0] = 5
+    assert reader.resume() == [bytearray(b"y" * 5)]
+    # the large frame's prefix is staged too: allocating its buffer needs memory as well
+    assert reader.waiting_for_memory and reader.charged == 0
+    budget[0] = 1
+    assert reader.resume() == [] and reader.charged == 100
+    rest = data[40:]
+    assert _feed(reader, rest, 1000) == [b"z" * 100]

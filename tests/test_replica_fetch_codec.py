@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import io
+import struct
 import uuid
 from dataclasses import dataclass
 
@@ -112,5 +113,20 @@ def test_truncated_response_is_refused():
         TopicResult("t", uuid.uuid4(), [PartitionResult(0, 0, 5, 5, 0, None, [Region(b"x" * 90)])])
     ]
     body = _wire(encode_fetch_response(12, topics))
-    with pytest.raises((ValueError, IndexError)):
-        decode_replica_fetch_response(memoryview(body[:60]))
+    for cut in range(len(body) - 1):  # (the response's own tagged fields are not read)
+        with pytest.raises(ValueError):
+            decode_replica_fetch_response(memoryview(body[:cut]))
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        b"\xff\xff\xff\xff\x0f",  # topics: 2**32 - 2
+        b"\x02\x02t\xff\xff\xff\xff\x7f",  # partitions of topic t: 2**35 - 2
+        b"\x02\x02t\x02" + bytes(30) + b"\xff\xff\xff\xff\x0f",  # aborted transactions
+    ],
+)
+def test_hostile_counts_are_refused_before_use(tail):
+    body = struct.pack(">ihi", 0, 0, 0) + tail + bytes(8)
+    with pytest.raises(ValueError, match="in .* bytes of a Fetch response"):
+        decode_replica_fetch_response(memoryview(body))

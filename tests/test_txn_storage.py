@@ -463,3 +463,44 @@ def test_spec_and_code_agree_on_txn_index_and_snapshot_layouts() -> None:
     assert sum(_spec_table_bytes("Entry (one per producer id)")) == 46
     assert producer_snapshot._ENTRY.size == 46
     assert producer_snapshot.ENTRIES_OFFSET == 6
+
+
+def test_corrupt_txn_index_is_rebuilt_at_open(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    append(log, txn_batch(1, 0))  # 0-1
+    end(log, 1, committed=False)  # 2
+    log.close()
+    path = tmp_path / "t-0" / "00000000000000000000.txnindex"
+    good = path.read_bytes()
+    path.write_bytes(struct.pack(">hqqqq", 7, 1, 0, 2, 3))  # an unknown entry version
+    reopened = open_log(tmp_path)  # a clean shutdown, but the index cannot be trusted
+    assert path.read_bytes() == good
+    _, aborted = reopened.read_committed(0, 10**6)
+    assert [(a.producer_id, a.first_offset) for a in aborted] == [(1, 0)]
+    reopened.close()
+
+
+def test_coordinator_appends_skip_sequence_checks_but_not_epochs(tmp_path: Path) -> None:
+    # a group coordinator writes each transactional offset commit of a producer with base
+    # sequence 0 (Kafka's AppendOrigin.COORDINATOR): never a duplicate, never out of order
+    log = open_log(tmp_path)
+
+    def coordinator_append(seq: int, epoch: int = 1):
+        return log.append_as_leader(
+            txn_batch(5, seq, n=1, epoch=epoch),
+            leader_epoch=0,
+            now_ms=T0,
+            verification_guard=SKIP_VERIFICATION,
+            coordinator=True,
+        )
+
+    assert coordinator_append(0).base_offset == 0
+    assert coordinator_append(0).base_offset == 1  # not taken for a retry of offset 0
+    with pytest.raises(InvalidProducerEpochError):
+        coordinator_append(0, epoch=0)
+    with pytest.raises(InvalidTxnStateError):  # a plain write while the transaction is open
+        plain = encode_batch(
+            [Record(0, T0, None, b"p", [])], producer_id=5, producer_epoch=1, base_sequence=0
+        )
+        log.append_as_leader(plain, leader_epoch=0, now_ms=T0, coordinator=True)
+    log.close()

@@ -334,8 +334,9 @@ def test_cluster_metadata_on_zookeeper(zookeeper: ZooKeeperServer) -> None:
         assert doc["host"] == "127.0.0.1" and doc["port"] == 9092 and doc["version"] == 5
         assert doc["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT"}
         assert isinstance(doc["timestamp"], str)
-        with pytest.raises(BrokerAlreadyRegisteredError):
+        with pytest.raises(BrokerAlreadyRegisteredError) as taken:
             ClusterMetadata(other).register_broker(0, "127.0.0.1", 9093)
+        assert taken.value.owner == store.session_id
 
         assert cluster.elect_controller(0) == 1
         assert raw.get("/kafkapy/controller_epoch")[0] == b"1"

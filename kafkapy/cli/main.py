@@ -35,8 +35,9 @@ def _server(args: argparse.Namespace) -> int:
     except (ConfigError, OSError) as e:
         print(f"kafkapy: error: {e}", file=sys.stderr)
         return 2
+    code = 0
     try:
-        trio.run(run_broker, config)
+        code = trio.run(run_broker, config)
     except KeyboardInterrupt:
         pass
     except (OSError, MetadataError, StorageError, BaseExceptionGroup) as e:
@@ -47,7 +48,7 @@ def _server(args: argparse.Namespace) -> int:
         logging.getLogger("kafkapy").debug("startup failed", exc_info=True)
         print(f"kafkapy: error: {cause}", file=sys.stderr)
         return 1
-    return 0
+    return code
 
 
 STARTUP_ERRORS = (OSError, MetadataError, StorageError)

@@ -119,6 +119,16 @@ def _read_len(buf: memoryview, pos: int, flexible: bool, fixed: struct.Struct) -
     return n, pos + fixed.size
 
 
+def _read_count(buf: memoryview, pos: int, flexible: bool, name: str) -> tuple[int, int]:
+    """An array's item count (negative: null), refused above the bytes left (each item takes
+    one byte or more): the bytes may come from a client (JoinGroup metadata, SyncGroup
+    assignments)."""
+    n, pos = _read_len(buf, pos, flexible, I32)
+    if n > len(buf) - pos:
+        raise RecordFormatError(f"array {name} of {n} items in {len(buf) - pos} bytes")
+    return n, pos
+
+
 def _read_value(
     buf: memoryview, pos: int, f: dict, structs: dict, version: int, flexible: bool
 ) -> tuple[Any, int]:
@@ -131,7 +141,7 @@ def _read_value(
             raise RecordFormatError(f"truncated field {name}")
         return uuid.UUID(bytes=bytes(buf[pos : pos + 16])), pos + 16
     if t in ("[]int32", "[]string"):
-        n, pos = _read_len(buf, pos, flexible, I32)
+        n, pos = _read_count(buf, pos, flexible, name)
         items: list[Any] = []
         for _ in range(max(n, 0)):
             if t == "[]int32":
@@ -153,7 +163,7 @@ def _read_value(
         raw = bytes(buf[pos : pos + n])
         return (raw.decode("utf-8") if t == "string" else raw), pos + n
     if t.startswith("[]"):
-        n, pos = _read_len(buf, pos, flexible, I32)
+        n, pos = _read_count(buf, pos, flexible, name)
         if n < 0 and f.get("nullable"):
             return None, pos
         items = []

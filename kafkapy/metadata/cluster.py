@@ -127,15 +127,25 @@ class ClusterMetadata:
             timestamp=zn.now_ms(),
             features={k: dict(v) for k, v in (features or {}).items()},
         )
-        try:
-            self._store.create(
-                zn.BROKER_ID.path(broker_id), zn.BROKER_ID.encode(info), ephemeral=True
-            )
-        except NodeExistsError:
+        path, data = zn.BROKER_ID.path(broker_id), zn.BROKER_ID.encode(info)
+        while True:
+            try:
+                self._store.create(path, data, ephemeral=True)
+                return info
+            except NodeExistsError:
+                pass
+            stat = self._store.exists(path)
+            if stat is None:
+                continue  # deleted in between (its session just expired): try again
+            if stat.ephemeral_owner == self._store.session_id:
+                self._store.set(path, data)  # ours already (Kafka's checked ephemeral create)
+                return info
             raise BrokerAlreadyRegisteredError(
-                f"broker.id {broker_id} is already registered"
-            ) from None
-        return info
+                f"broker.id {broker_id} is already registered", owner=stat.ephemeral_owner
+            )
+
+    def broker_registration_path(self, broker_id: int) -> str:
+        return zn.BROKER_ID.path(broker_id)
 
     def unregister_broker(self, broker_id: int) -> None:
         try:

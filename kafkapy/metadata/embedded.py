@@ -184,6 +184,8 @@ class EmbeddedStore(MetadataStore):
                 self._transaction(
                     lambda events: self._delete_ephemerals(self._session_id, events), fire=False
                 )
+            except (sqlite3.Error, OSError) as e:  # e.g. a full disk: the next open drops them
+                log.debug("ephemeral nodes left for the next open to delete: %s", e)
             finally:
                 self._closed = True
                 self._watches.clear()
@@ -220,7 +222,8 @@ class EmbeddedStore(MetadataStore):
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._zxid = saved_zxid
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:  # a failed COMMIT (disk full) already rolled back
+                    self._conn.execute("ROLLBACK")
                 raise
             watches = list(self._watches.values()) if fire and events else []
         for event in events:

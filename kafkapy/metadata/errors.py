@@ -80,7 +80,13 @@ class InvalidPartitionsError(ClusterMetadataError):
 
 
 class BrokerAlreadyRegisteredError(ClusterMetadataError):
-    """Another live broker registered the same broker.id."""
+    """Another session registered the same broker.id; ``owner`` is that session's id (0 when
+    unknown). Whether the owner is a live broker or a dead one whose session has not expired yet
+    only the session's expiry tells."""
+
+    def __init__(self, message: str, owner: int = 0) -> None:
+        super().__init__(message)
+        self.owner = owner
 
 
 class ControllerExistsError(ClusterMetadataError):

@@ -17,6 +17,7 @@ import re
 import string
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from kafkapy.metadata.models import (
@@ -385,6 +386,14 @@ class LogDirEventNotificationsZNode(ZNode):
     TEMPLATE = "/log_dir_event_notification"
 
 
+@dataclass(frozen=True, slots=True)
+class LogDirEvent:
+    broker: int
+    #: the partitions taken offline (kafkapy: its controller has no LeaderAndIsr responses to
+    #: learn them from; Kafka's reads only "broker"). None when the writer did not say.
+    partitions: tuple[tuple[str, int], ...] | None = None
+
+
 class LogDirEventNotificationZNode(ZNode):
     """/log_dir_event_notification/log_dir_event_NNNNNNNNNN: a broker's log dir failed."""
 
@@ -392,11 +401,19 @@ class LogDirEventNotificationZNode(ZNode):
     MODE = SEQUENTIAL
     LOG_DIR_FAILURE = 1
 
-    def encode(self, broker_id: int) -> bytes:  # type: ignore[override]
-        return dump_json({"version": 1, "broker": broker_id, "event": self.LOG_DIR_FAILURE})
+    def encode(self, event: LogDirEvent) -> bytes:  # type: ignore[override]
+        doc: dict[str, Any] = {"version": 1, "broker": event.broker, "event": self.LOG_DIR_FAILURE}
+        if event.partitions is not None:
+            doc["partitions"] = [{"topic": t, "partition": p} for t, p in event.partitions]
+        return dump_json(doc)
 
-    def decode(self, data: bytes) -> int:  # type: ignore[override]
-        return int(load_json(data)["broker"])
+    def decode(self, data: bytes) -> LogDirEvent:  # type: ignore[override]
+        doc = load_json(data)
+        parts = doc.get("partitions")
+        return LogDirEvent(
+            int(doc["broker"]),
+            None if parts is None else tuple((str(e["topic"]), int(e["partition"])) for e in parts),
+        )
 
 
 class ProducerIdBlockZNode(ZNode):

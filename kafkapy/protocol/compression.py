@@ -8,20 +8,25 @@ Codec ids are the low three bits of a batch's attributes: 0 none, 1 gzip, 2 snap
 * snappy: Java clients and librdkafka use the xerial snappy-java framing: an 8-byte magic
   ``\\x82SNAPPY\\x00``, int32 version, int32 minimum compatible version, then blocks of
   ``int32 length`` + raw snappy. A plain raw snappy block is accepted too.
-* lz4: the LZ4 frame format with a correct header checksum (KIP-57), independent blocks.
-* zstd: one or more zstd frames, possibly without a content size (streamed).
+* lz4: the LZ4 frame format with a correct header checksum (KIP-57), independent blocks; written
+  as Kafka's ``Lz4BlockOutputStream`` writes it (64 KiB blocks, no checksums).
+* zstd: one or more zstd frames, possibly without a content size (streamed); written at
+  Kafka's default level 3.
+
+Every codec comes from the runtime dependencies (zlib from the standard library, the others
+from cramjam), so a plain ``pip install kafkapy`` takes any batch a client sends. LZ4 and zstd
+frames are walked first (``codec_frames``) to bound their decompressed size before cramjam,
+which decompresses a whole frame at once, allocates anything.
 """
 
 from __future__ import annotations
 
-import io
 import struct
 import zlib
 
 import cramjam
-import lz4.frame
-import zstandard
 
+from kafkapy.protocol import codec_frames
 from kafkapy.protocol.record_batch import CorruptRecordError
 
 NONE = 0
@@ -35,11 +40,14 @@ DEFAULT_LIMIT = 256 * 1024 * 1024
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 XERIAL_BLOCK_SIZE = 32 * 1024
+# Kafka's LZ4 frame header: magic, FLG 0x60 (version 01, independent blocks), BD 0x40 (64 KiB
+# blocks), header checksum (second byte of xxh32 over FLG and BD).
+LZ4_HEADER = b"\x04\x22\x4d\x18\x60\x40\x82"
+LZ4_BLOCK_SIZE = 64 * 1024
+LZ4_END_MARK = b"\x00\x00\x00\x00"
+ZSTD_LEVEL = 3
 
 Buffer = bytes | bytearray | memoryview
-
-_zstd_compressor = zstandard.ZstdCompressor(level=3)
-_zstd_decompressor = zstandard.ZstdDecompressor()
 
 
 def _too_big(limit: int) -> CorruptRecordError:
@@ -93,40 +101,31 @@ def _unsnappy(data: Buffer, limit: int) -> bytes:
 
 
 def _unlz4(data: Buffer, limit: int) -> bytes:
-    d = lz4.frame.LZ4FrameDecompressor()
+    mv = memoryview(data)
     try:
-        out = d.decompress(bytes(data), max_length=limit + 1)
-    except RuntimeError as e:
+        end, bound = codec_frames.lz4_frame(mv)
+    except codec_frames.FrameError as e:
         raise CorruptRecordError(f"lz4: {e}") from None
-    if len(out) > limit:
+    if bound > limit:
         raise _too_big(limit)
-    if not d.eof:
-        raise CorruptRecordError("lz4: truncated frame")
-    return out
+    try:
+        return bytes(cramjam.lz4.decompress(mv[:end]))
+    except cramjam.DecompressionError as e:
+        raise CorruptRecordError(f"lz4: {e}") from None
 
 
 def _unzstd(data: Buffer, limit: int) -> bytes:
+    mv = memoryview(data)
     try:
-        with _zstd_decompressor.stream_reader(
-            io.BytesIO(bytes(data)), read_across_frames=True
-        ) as reader:
-            out = reader.read(limit + 1)
-            if len(out) > limit:
-                raise _too_big(limit)
-            # drain: stream_reader.read may return short; loop until EOF
-            parts = [out]
-            total = len(out)
-            while True:
-                chunk = reader.read(limit + 1 - total)
-                if not chunk:
-                    break
-                total += len(chunk)
-                if total > limit:
-                    raise _too_big(limit)
-                parts.append(chunk)
-    except zstandard.ZstdError as e:
+        bound = codec_frames.zstd_frames(mv)
+    except codec_frames.FrameError as e:
         raise CorruptRecordError(f"zstd: {e}") from None
-    return b"".join(parts)
+    if bound > limit:
+        raise _too_big(limit)
+    try:
+        return bytes(cramjam.zstd.decompress(mv))
+    except cramjam.DecompressionError as e:
+        raise CorruptRecordError(f"zstd: {e}") from None
 
 
 def decompress(codec: int, data: Buffer, limit: int = DEFAULT_LIMIT) -> bytes:
@@ -154,6 +153,21 @@ def _xerial(data: Buffer) -> bytes:
     return b"".join(parts)
 
 
+def _lz4_frame(data: Buffer) -> bytes:
+    """One LZ4 frame of independent 64 KiB blocks; a block that does not shrink is stored."""
+    mv = memoryview(data)
+    parts = [LZ4_HEADER]
+    for pos in range(0, len(mv), LZ4_BLOCK_SIZE):
+        chunk = mv[pos : pos + LZ4_BLOCK_SIZE]
+        block = bytes(cramjam.lz4.compress_block(chunk, store_size=False))
+        if len(block) < len(chunk):
+            parts += (struct.pack("<I", len(block)), block)
+        else:
+            parts += (struct.pack("<I", len(chunk) | codec_frames.LZ4_STORED_BIT), chunk)
+    parts.append(LZ4_END_MARK)
+    return b"".join(parts)
+
+
 def compress(codec: int, data: Buffer) -> bytes:
     """Compress a records section the way the Java client does for ``codec``."""
     if codec == NONE:
@@ -164,12 +178,7 @@ def compress(codec: int, data: Buffer) -> bytes:
     if codec == SNAPPY:
         return _xerial(data)
     if codec == LZ4:
-        return lz4.frame.compress(
-            bytes(data),
-            block_size=lz4.frame.BLOCKSIZE_MAX64KB,
-            block_linked=False,
-            content_checksum=False,
-        )
+        return _lz4_frame(data)
     if codec == ZSTD:
-        return _zstd_compressor.compress(data)
+        return bytes(cramjam.zstd.compress(data, level=ZSTD_LEVEL))
     raise ValueError(f"unknown compression codec {codec}")

@@ -13,6 +13,12 @@ produce request are copied once in user space, by the kernel.
 In both, the size limit (socket.request.max.bytes) is enforced as soon as a frame's length
 prefix is seen, before any buffer for the frame is allocated, so an oversized or negative length
 costs nothing.
+
+`FrameReader` can also ask permission before it allocates a frame (``charge``, the broker's
+request memory pool, queued.max.request.bytes): when refused, the bytes stay where they are and
+``waiting_for_memory`` tells the caller to stop reading until ``resume()``. When the socket runs
+dry in the middle of a frame (``release()``), the partial frame moves out of the staging buffer
+into its own buffer (a slow sender holds what its frame needs, not a whole staging buffer).
 """
 
 from __future__ import annotations
@@ -56,11 +62,28 @@ def _check_size(size: int, max_size: int) -> None:
 class FrameReader:
     """Receive frames into their own buffers: ``buffer()`` to receive into, ``received(n)``."""
 
-    __slots__ = ("_end", "_filled", "_frame", "_max_size", "_stage", "_stage_size", "_start")
+    __slots__ = (
+        "_blocked",
+        "_charge",
+        "_end",
+        "_filled",
+        "_frame",
+        "_max_size",
+        "_stage",
+        "_stage_size",
+        "_start",
+    )
 
-    def __init__(self, max_size: int, stage_size: int = 64 * 1024) -> None:
+    def __init__(
+        self,
+        max_size: int,
+        stage_size: int = 64 * 1024,
+        charge: Callable[[int], bool] | None = None,
+    ) -> None:
         self._max_size = max_size
         self._stage_size = stage_size
+        self._charge = charge  # asked before a frame buffer is allocated; False: wait
+        self._blocked = False
         self._stage = bytearray()  # allocated on first use, dropped by release()
         self._start = 0  # first staged byte not yet returned
         self._end = 0  # end of the staged bytes
@@ -75,13 +98,55 @@ class FrameReader:
             self._stage = _alloc_frame(self._stage_size)
         elif self._end == len(self._stage):
             self._compact()
+            if self._end == len(self._stage):  # a stage shrunk by release(): full size again
+                stage = _alloc_frame(self._stage_size)
+                stage[: self._end] = self._stage
+                self._stage = stage
         return memoryview(self._stage)[self._end :]
 
     def release(self) -> None:
-        """Drop the staging buffer if it holds nothing (an idle connection keeps no buffer)."""
-        if self._start == self._end:
+        """The socket ran dry: keep no staging buffer. An idle connection holds nothing; one in
+        the middle of a frame holds that frame's own buffer (charged), or only the few bytes of
+        an incomplete size prefix."""
+        if self._frame is not None or self._blocked:
+            return
+        start, end = self._start, self._end
+        if end - start >= 4:
+            (size,) = _SIZE.unpack_from(self._stage, start)
+            if not self._promote(size, start, end):
+                return  # no memory for it yet: stay staged (waiting_for_memory)
             self._stage = bytearray()
-            self._start = self._end = 0
+        else:
+            self._stage = bytearray(self._stage[start:end])
+        self._start, self._end = 0, len(self._stage)
+
+    @property
+    def waiting_for_memory(self) -> bool:
+        """A frame's buffer was refused by ``charge``: do not read until ``resume()``."""
+        return self._blocked
+
+    def resume(self) -> list[bytearray]:
+        """Try again after memory was freed; returns the frames completed meanwhile."""
+        self._blocked = False
+        if self._frame is not None:
+            return []
+        return self._split()
+
+    @property
+    def charged(self) -> int:
+        """Bytes charged for a frame allocated but not yet returned (0: none)."""
+        return len(self._frame) if self._frame is not None else 0
+
+    def _promote(self, size: int, start: int, end: int) -> bool:
+        """Move the staged start of a ``size``-byte frame at ``start`` into its own buffer."""
+        if self._charge is not None and not self._charge(size):
+            self._blocked = True
+            return False
+        frame = _alloc_frame(size)
+        have = end - start - 4
+        frame[:have] = self._stage[start + 4 : end]
+        self._frame, self._filled = frame, have
+        return True
 
     def received(self, n: int) -> list[bytearray]:
         """Account for ``n`` bytes received into ``buffer()``; return the frames completed."""
@@ -122,15 +187,14 @@ class FrameReader:
             (size,) = _SIZE.unpack_from(stage, pos)
             _check_size(size, self._max_size)
             if end - pos - 4 >= size:
+                if self._charge is not None and not self._charge(size):
+                    self._blocked = True
+                    break
                 frames.append(stage[pos + 4 : pos + 4 + size])
                 pos += 4 + size
                 continue
-            if size + 4 > len(stage):
+            if size + 4 > len(stage) and self._promote(size, pos, end):
                 # too large to stage: receive the rest of it straight into its own buffer
-                frame = _alloc_frame(size)
-                have = end - pos - 4
-                frame[:have] = stage[pos + 4 : end]
-                self._frame, self._filled = frame, have
                 pos = end
             break
         if pos == end:

@@ -21,7 +21,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .wire import INT16, INT32, read_uvarint, skip_tagged_fields, uvarint
+from .wire import INT16, INT32, DecodeError, read_uvarint, skip_tagged_fields, uvarint
 
 FETCH_KEY = 1
 FETCH_VERSION = 12
@@ -95,40 +95,58 @@ def encode_replica_fetch(
     return b"".join(out)
 
 
+def _count(buf: memoryview, pos: int, what: str) -> tuple[int, int]:
+    """A compact array count, checked against the bytes left (each item takes at least one)."""
+    n, pos = read_uvarint(buf, pos)
+    if n - 1 > len(buf) - pos:
+        raise ValueError(f"{n - 1} {what} in {len(buf) - pos} bytes of a Fetch response")
+    return n - 1, pos
+
+
 def decode_replica_fetch_response(
     buf: memoryview, pos: int = 0
 ) -> tuple[int, list[tuple[str, list[FetchedPartition]]]]:
     """Read a Fetch v12 response body at ``pos`` of ``buf`` (after the response header).
 
     Returns (top-level error code, [(topic, partitions)]); records are views into ``buf``.
-    Raises ValueError (or struct.error / IndexError) on a malformed body."""
+    Raises ValueError on a malformed body; every count and length is checked against the bytes
+    left before it is used."""
+    try:
+        return _decode_response(buf, pos)
+    except (DecodeError, struct.error) as e:
+        raise ValueError(f"malformed Fetch response: {e}") from None
+
+
+def _decode_response(
+    buf: memoryview, pos: int
+) -> tuple[int, list[tuple[str, list[FetchedPartition]]]]:
+    end = len(buf)
     _throttle, error, _session = _RESP_HEAD.unpack_from(buf, pos)
     pos += _RESP_HEAD.size
-    n_topics, pos = read_uvarint(buf, pos)
+    n_topics, pos = _count(buf, pos, "topics")
     topics: list[tuple[str, list[FetchedPartition]]] = []
-    for _ in range(n_topics - 1):
+    for _ in range(n_topics):
         name_len, pos = read_uvarint(buf, pos)
-        if name_len < 1:
-            raise ValueError("null topic name in a Fetch response")
+        if name_len < 1 or pos + name_len - 1 > end:
+            raise ValueError("null or truncated topic name in a Fetch response")
         name = bytes(buf[pos : pos + name_len - 1]).decode()
         pos += name_len - 1
-        n_parts, pos = read_uvarint(buf, pos)
+        n_parts, pos = _count(buf, pos, "partitions")
         parts: list[FetchedPartition] = []
-        for _ in range(n_parts - 1):
+        for _ in range(n_parts):
             index, err, hw, lso, start = _PART_HEAD.unpack_from(buf, pos)
             pos += _PART_HEAD.size
-            n_aborted, pos = read_uvarint(buf, pos)
-            if n_aborted > 1:
-                pos += (n_aborted - 1) * _ABORTED_SIZE
+            n_aborted, pos = _count(buf, pos, "aborted transactions")
+            pos += max(n_aborted, 0) * _ABORTED_SIZE
             pos += 4  # preferred read replica
             size, pos = read_uvarint(buf, pos)
             records = None  # null or empty
             if size > 1:
-                end = pos + size - 1
-                if end > len(buf):
+                records_end = pos + size - 1
+                if records_end > end:
                     raise ValueError("records run past the end of the Fetch response")
-                records = buf[pos:end]
-                pos = end
+                records = buf[pos:records_end]
+                pos = records_end
             pos = skip_tagged_fields(buf, pos)
             parts.append(FetchedPartition(index, err, hw, lso, start, records))
         pos = skip_tagged_fields(buf, pos)

@@ -38,7 +38,13 @@ from typing import Any, Union
 
 from .wire import DecodeError, uvarint
 
-__all__ = ["MalformedBody", "strip_unknown_tags"]
+__all__ = [
+    "FIXED_WIDTH",
+    "MalformedBody",
+    "classify",
+    "read_uvarint_within",
+    "strip_unknown_tags",
+]
 
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
@@ -88,7 +94,9 @@ def _need(pos: int, n: int, end: int, what: str) -> int:
     return new
 
 
-def _read_uvarint(buf: memoryview, pos: int, end: int) -> tuple[int, int]:
+def read_uvarint_within(buf: Any, pos: int, end: int) -> tuple[int, int]:
+    """(value, next position) of an unsigned varint that must end before ``end`` and take at
+    most 5 bytes (Kafka's limit); MalformedBody otherwise."""
     value = 0
     shift = 0
     while True:
@@ -106,7 +114,7 @@ def _read_uvarint(buf: memoryview, pos: int, end: int) -> tuple[int, int]:
 
 # --- primitives ---------------------------------------------------------------------------------
 
-_FIXED_WIDTH = {
+FIXED_WIDTH = {
     "int8": 1,
     "uint8": 1,
     "bool": 1,
@@ -133,7 +141,7 @@ def _fixed(width: int, kafka_type: str) -> Walker:
 
 
 def _walk_compact_bytes(buf: memoryview, pos: int, end: int, out: _Out) -> int:
-    n, pos = _read_uvarint(buf, pos, end)
+    n, pos = read_uvarint_within(buf, pos, end)
     if n == 0:  # null
         return pos
     return _need(pos, n - 1, end, "compact string/bytes")
@@ -163,7 +171,7 @@ def _walk_legacy_bytes(buf: memoryview, pos: int, end: int, out: _Out) -> int:
 
 def _primitive(kafka_type: str, flexible: bool) -> tuple[Walker, int]:
     """Walker and minimum encoded size of one primitive value."""
-    width = _FIXED_WIDTH.get(kafka_type)
+    width = FIXED_WIDTH.get(kafka_type)
     if width is not None:
         return _fixed(width, kafka_type), width
     if kafka_type in ("string", "bytes", "records"):
@@ -183,7 +191,7 @@ def _array(item: Walker, item_min: int, flexible: bool, fixed_width: int | None)
 
     def walk(buf: memoryview, pos: int, end: int, out: _Out) -> int:
         if flexible:
-            n, pos = _read_uvarint(buf, pos, end)
+            n, pos = read_uvarint_within(buf, pos, end)
             count = n - 1  # -1 is null
         else:
             _need(pos, 4, end, "array length")
@@ -218,7 +226,7 @@ def _nullable_struct(inner: Walker) -> Walker:
     return walk
 
 
-def _classify(tp: Any) -> tuple[str, Any, bool]:
+def classify(tp: Any) -> tuple[str, Any, bool]:
     """(kind, inner type, nullable) with kind one of primitive, array, struct (like kio)."""
     nullable = False
     if typing.get_origin(tp) in (UnionType, Union):
@@ -240,19 +248,19 @@ def _field_walker(
     entity_cls: type, field: dataclasses.Field[Any], tp: Any, flexible: bool, is_tag: bool
 ) -> tuple[Walker, int]:
     """Walker and minimum encoded size of one field's value."""
-    kind, inner, nullable = _classify(tp)
+    kind, inner, nullable = classify(tp)
     if entity_cls.__name__ == "RequestHeader" and field.name == "client_id":
         return _walk_legacy_string, 2  # always a legacy string, as in kio and Kafka
     if kind == "primitive":
         return _primitive(field.metadata["kafka_type"], flexible)
-    item_kind, item_type, _ = _classify(inner) if kind == "array" else (kind, inner, False)
+    item_kind, item_type, _ = classify(inner) if kind == "array" else (kind, inner, False)
     fixed_width: int | None = None
     if item_kind == "struct":
         item, item_min = _struct_walker(item_type)
     else:
         kafka_type = field.metadata["kafka_type"]
         item, item_min = _primitive(kafka_type, flexible)
-        fixed_width = _FIXED_WIDTH.get(kafka_type)
+        fixed_width = FIXED_WIDTH.get(kafka_type)
     if kind == "array":
         return _array(item, item_min, flexible, fixed_width), 1 if flexible else 4
     if nullable and not is_tag:  # tagged values are never null-marked: absence is null
@@ -299,7 +307,7 @@ def _tagged_section(
 ) -> int:
     """Walk one tagged-field section; rewrite it in ``out`` if it holds anything to drop."""
     section_start = pos
-    count, pos = _read_uvarint(buf, pos, end)
+    count, pos = read_uvarint_within(buf, pos, end)
     if count * 2 > end - pos:  # every tagged field takes at least 2 bytes (tag and size)
         raise MalformedBody(f"{count} tagged fields truncated at byte {pos}")
     kept: list[bytes | memoryview] = []
@@ -307,8 +315,8 @@ def _tagged_section(
     rewrite = False
     for _ in range(count):
         field_start = pos
-        tag, pos = _read_uvarint(buf, pos, end)
-        size, pos = _read_uvarint(buf, pos, end)
+        tag, pos = read_uvarint_within(buf, pos, end)
+        size, pos = read_uvarint_within(buf, pos, end)
         value_end = _need(pos, size, end, f"tagged field {tag}")
         walker = known.get(tag)
         if walker is None:

@@ -49,6 +49,8 @@ def uvarint(value: int) -> bytes:
 def skip_tagged_fields(buf: bytes | memoryview, pos: int) -> int:
     """Skip a tagged-field section; return the position after it."""
     count, pos = read_uvarint(buf, pos)
+    if count * 2 > len(buf) - pos:  # a tagged field takes at least 2 bytes (tag, size)
+        raise DecodeError(f"{count} tagged fields in {len(buf) - pos} bytes")
     for _ in range(count):
         _tag, pos = read_uvarint(buf, pos)
         size, pos = read_uvarint(buf, pos)

@@ -14,6 +14,9 @@ worker thread, one call at a time.
   topic or broker allows it), dead followers leave the ISR.
 * topic deletion: /admin/delete_topics/T entries (written by tools) are carried out.
 * controlled shutdown, preferred-leader election, auto leader rebalance.
+* log directory failures (/log_dir_event_notification): the broker's replicas on the failed
+  directory are offline (Kafka's OfflineReplica): out of the ISR, leadership to another ISR
+  member; they are not elected again until that broker re-registers (restarts).
 * new partitions' states and partition reassignments: kafkapy.replication.topic_controller.
 
 Brokers learn about leadership by watching the state znodes themselves (instead of Kafka's
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from kafkapy.metadata import znodes as zn
 from kafkapy.metadata.cluster import ClusterMetadata
 from kafkapy.metadata.errors import BadVersionError, ControllerExistsError, NoNodeError
+from kafkapy.metadata.log_dir_events import take_log_dir_events
 from kafkapy.metadata.models import PartitionState
 from kafkapy.metadata.store import CheckOp, SetOp
 
@@ -63,6 +67,8 @@ class Controller:
         self.epoch_version = -1
         self.active = False
         self.known_topics: set[str] = set()  # topic names seen by the last topic scan
+        # (topic, partition) -> brokers whose replica sits on a failed log directory
+        self.offline_replicas: dict[tuple[str, int], set[int]] = {}
 
     # -- election ------------------------------------------------------------------------------
     def try_elect(self) -> bool:
@@ -141,7 +147,7 @@ class Controller:
 
     def _decide_all(
         self,
-        decide: Callable[[str, list[int], PartitionState], Decision | None],
+        decide: Callable[[str, list[int], PartitionState, int], Decision | None],
         topics: Iterable[str] | None = None,
     ) -> int:
         changed = 0
@@ -154,7 +160,7 @@ class Controller:
                     state = self.cluster.get_partition_state(name, p)
                     if state is None:
                         break
-                    d = decide(name, replicas, state)
+                    d = decide(name, replicas, state, p)
                     if d is None:
                         break
                     if self._write(name, p, state, d):
@@ -163,25 +169,79 @@ class Controller:
         return changed
 
     # -- events --------------------------------------------------------------------------------
+    def _usable(self, alive: set[int], topic: str, partition: int) -> set[int]:
+        """The live brokers whose replica of the partition is not on a failed log dir."""
+        offline = self.offline_replicas.get((topic, partition))
+        return alive - offline if offline else alive
+
+    def _forget_restarted(self, alive: set[int]) -> None:
+        """A broker that left the live set comes back with its log dirs checked again."""
+        for tp, brokers in list(self.offline_replicas.items()):
+            brokers &= alive
+            if not brokers:
+                del self.offline_replicas[tp]
+
     def on_brokers_change(self, live: Collection[int] | None = None) -> int:
         """Elect leaders for partitions whose leader is gone; drop dead followers from ISRs."""
         alive = set(self.cluster.list_brokers()) if live is None else set(live)
+        self._forget_restarted(alive)
 
-        def decide(topic: str, replicas: list[int], s: PartitionState) -> Decision | None:
+        def decide(topic: str, replicas: list[int], s: PartitionState, p: int) -> Decision | None:
+            usable = self._usable(alive, topic, p)
             return election.on_brokers_change(
-                replicas, s.leader, s.leader_epoch, s.isr, alive, unclean=self.unclean_for(topic)
+                replicas, s.leader, s.leader_epoch, s.isr, usable, unclean=self.unclean_for(topic)
             )
 
         return self._decide_all(decide)
+
+    def on_log_dir_failure(self, broker: int, partitions: Iterable[tuple[str, int]]) -> int:
+        """``broker``'s replicas of ``partitions`` are offline (a failed log directory)."""
+        wanted: set[tuple[str, int]] = set()
+        for tp in partitions:
+            self.offline_replicas.setdefault(tp, set()).add(broker)
+            wanted.add(tp)
+        if not wanted:
+            return 0
+        log.info("broker %d: replicas offline on a failed log dir: %s", broker, sorted(wanted))
+        alive = set(self.cluster.list_brokers())
+
+        def decide(topic: str, replicas: list[int], s: PartitionState, p: int) -> Decision | None:
+            if (topic, p) not in wanted:
+                return None
+            return election.on_brokers_change(
+                replicas,
+                s.leader,
+                s.leader_epoch,
+                s.isr,
+                self._usable(alive, topic, p),
+                unclean=self.unclean_for(topic),
+            )
+
+        return self._decide_all(decide, {t for t, _ in wanted})
 
     def controlled_shutdown(self, leaving: int) -> int:
         """Move leadership away from ``leaving`` and take it out of every ISR."""
         alive = set(self.cluster.list_brokers()) - {leaving}
 
-        def decide(_topic: str, replicas: list[int], s: PartitionState) -> Decision | None:
+        def decide(_topic: str, replicas: list[int], s: PartitionState, _p: int) -> Decision | None:
             return election.to_move_away(replicas, s.leader, s.leader_epoch, s.isr, alive, leaving)
 
         return self._decide_all(decide)
+
+    def process_log_dir_events(self) -> int:
+        """Take the /log_dir_event_notification notifications (Kafka's LogDirEventNotification
+        handling); returns the number of partition states changed."""
+        changed = 0
+        for event in take_log_dir_events(self.cluster.store):
+            if event.partitions is None:
+                log.warning(
+                    "log dir event of broker %d names no partitions (not written by kafkapy): "
+                    "its replicas stay as they are",
+                    event.broker,
+                )
+                continue
+            changed += self.on_log_dir_failure(event.broker, event.partitions)
+        return changed
 
     def process_deletions(self) -> list[str]:
         """Carry out /admin/delete_topics requests."""
@@ -216,7 +276,8 @@ class Controller:
                     if s is None:
                         break
                     fn = election.preferred if election_type == 0 else election.unclean
-                    d, err = fn(info.partitions[p], s.leader, s.leader_epoch, s.isr, alive)
+                    usable = self._usable(alive, name, p)
+                    d, err = fn(info.partitions[p], s.leader, s.leader_epoch, s.isr, usable)
                     if d is None or self._write(name, p, s, d):
                         break
                 results.append(ElectionResult(name, p, err))

@@ -5,7 +5,8 @@ ensure the cluster id, register this broker and take the controller role (single
 mode), open or create the logs of every partition assigned here, watch config change
 notifications (server/config_listener.py), then accept connections. On shutdown (SIGINT/SIGTERM)
 connections stop being accepted, logs are flushed and checkpointed and a clean-shutdown marker is
-written, so the next start skips recovery.
+written, so the next start skips recovery. A broker whose every log directory failed stops
+itself with exit status 1 (server/log_dir_failures.py).
 """
 
 from __future__ import annotations
@@ -24,12 +25,19 @@ from kafkapy.metadata.embedded import EmbeddedStore
 from kafkapy.server.config import BrokerConfig
 from kafkapy.storage.log_manager import LogManager
 
+from .acceptor import Acceptor, raise_open_file_limit
 from .config_listener import ConfigChangeListener
 from .connection import serve_connection
+from .connection_limit_configs import apply_connection_limits
+from .connection_quotas import ConnectionQuotas
 from .group_service import GroupService
+from .idle_expiry import IdleExpiry
+from .log_dir_failures import LogDirFailureHandler
 from .log_maintenance import run_log_maintenance
+from .memory_pool import memory_pool
 from .notify import AppendNotifier
 from .producer_ids import ProducerIdAllocator
+from .registration import register_broker
 from .registry import load_all
 from .topics import TopicRegistry
 from .txn_verification import AcceptAllVerifier, TxnVerifier
@@ -71,6 +79,19 @@ class Broker:
         self.config_listener: ConfigChangeListener | None = None
         # KIP-890 verification of transactional produce (the transaction coordinator replaces it)
         self.txn_verifier: TxnVerifier = AcceptAllVerifier()
+        # floods: connection limits, the request memory pool, idle connection expiry
+        self.quotas = ConnectionQuotas()  # the limits in force: start() (dynamic configs too)
+        self.request_memory = memory_pool(config.queued_max_request_bytes)
+        self.idle = IdleExpiry(config.connections_max_idle_ms)
+        # storage faults: the reaction to a failed log directory; halt() ends run_broker
+        self.log_dir_failures: LogDirFailureHandler | None = None
+        self.exit_code = 0
+        self.stop_requested = trio.Event()
+
+    def halt(self, exit_code: int) -> None:
+        """Stop the broker (as on SIGTERM, but without moving leaderships) with this status."""
+        self.exit_code = exit_code
+        self.stop_requested.set()
 
     @property
     def broker_props(self) -> Any:
@@ -94,11 +115,11 @@ class Broker:
         self.cluster_id = self.cluster.ensure_cluster_id()
         self.dynamic_configs = self.cluster.broker_configs(self.broker_id)
         self.dynamic_default_configs = self.cluster.broker_configs("<default>")
+        apply_connection_limits(self)
         self.logs = LogManager(self.log_dirs, self._default_log_config())
         self.logs.startup(self.broker_id, self.cluster_id)
-        self.cluster.register_broker(
-            self.broker_id, self.advertised_host, self.advertised_port, rack=self.config.broker_rack
-        )
+        self.log_dir_failures = LogDirFailureHandler(self)
+        register_broker(self)  # waits out a killed predecessor's registration
         if not self.config.zookeeper_connect:
             # embedded: the lone broker is the controller
             self.controller_epoch = self.cluster.elect_controller(self.broker_id)
@@ -152,6 +173,7 @@ class Broker:
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Accept connections until cancelled."""
         host, port = self.config.listener_host, self.config.listener_port
+        fd_limit = raise_open_file_limit()
         listeners = await trio.open_tcp_listeners(port, host=host or None)
         self.bound_port = listeners[0].socket.getsockname()[1]
         log.info(
@@ -165,24 +187,33 @@ class Broker:
         )
         task_status.started(self.bound_port)
 
-        async def handler(stream: trio.SocketStream) -> None:
+        async def handler(stream: trio.SocketStream, _ip: str) -> None:
             await serve_connection(self, stream)
 
-        await trio.serve_listeners(handler, listeners)
+        await Acceptor(self.quotas, handler, fd_limit).run(listeners)
 
 
-async def run_broker(config: BrokerConfig) -> None:
-    """Run a broker until SIGINT or SIGTERM, then shut it down cleanly."""
+async def _stop_when_requested(broker: Broker, scope: trio.CancelScope) -> None:
+    await broker.stop_requested.wait()
+    scope.cancel()
+
+
+async def run_broker(config: BrokerConfig) -> int:
+    """Run a broker until SIGINT or SIGTERM (or until it halts itself: no log directory left),
+    then shut it down; returns the exit status."""
     load_all()
     broker = Broker(config)
     broker.start()
     try:
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(_stop_when_requested, broker, nursery.cancel_scope)
+            await nursery.start(broker.log_dir_failures.run)
             if broker.replicas is not None:
                 await nursery.start(broker.replicas.run)
             await nursery.start(broker.groups.run)
             await nursery.start(broker.txn.run)
             await nursery.start(broker.config_listener.run)
+            await nursery.start(broker.idle.run)
             await nursery.start(broker.serve)
             nursery.start_soon(run_log_maintenance, broker)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -194,7 +225,8 @@ async def run_broker(config: BrokerConfig) -> None:
                     break
     finally:
         broker.stop()
-        log.info("kafkapy stopped broker.id=%s", broker.broker_id)
+        log.info("kafkapy stopped broker.id=%s exit_code=%d", broker.broker_id, broker.exit_code)
+    return broker.exit_code
 
 
 def new_topic_id() -> uuid.UUID:

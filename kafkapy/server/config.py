@@ -257,6 +257,15 @@ def _cleanup_policy(key: str, value: str) -> tuple[str, ...]:
     return items
 
 
+def _ip_overrides(key: str, value: str) -> Mapping[str, int]:
+    from .connection_quotas import ConnectionLimitError, parse_ip_overrides
+
+    try:
+        return MappingProxyType(parse_ip_overrides(key, value))
+    except ConnectionLimitError as e:
+        raise ConfigError(str(e)) from None
+
+
 # key -> (field name, parser). Fields not listed here are derived (see from_properties).
 _OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "num.partitions": ("num_partitions", _int_parser(1)),
@@ -383,6 +392,10 @@ _OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "num.replica.fetchers": ("num_replica_fetchers", _int_parser()),
     "controlled.shutdown.enable": ("controlled_shutdown_enable", _bool),
     "connections.max.idle.ms": ("connections_max_idle_ms", _long_parser()),
+    "max.connections": ("max_connections", _int_parser(0)),
+    "max.connections.per.ip": ("max_connections_per_ip", _int_parser(0)),
+    "max.connections.per.ip.overrides": ("max_connections_per_ip_overrides", _ip_overrides),
+    "queued.max.request.bytes": ("queued_max_request_bytes", _long_parser()),
     "reserved.broker.max.id": ("reserved_broker_max_id", _int_parser(0)),
     "broker.id.generation.enable": ("broker_id_generation_enable", _bool),
 }
@@ -430,11 +443,10 @@ log.message.downconversion.enable log.message.format.version log.local.retention
 log.local.retention.bytes log.initial.task.delay.ms log.dir.failure.timeout.ms
 compression.gzip.level compression.lz4.level compression.zstd.level
 socket.listen.backlog.size socket.connection.setup.timeout.ms
-socket.connection.setup.timeout.max.ms max.connections max.connections.per.ip
-max.connections.per.ip.overrides max.connection.creation.rate
+socket.connection.setup.timeout.max.ms max.connection.creation.rate
 max.incremental.fetch.session.cache.slots
 max.request.partition.size.limit connection.failed.authentication.delay.ms
-queued.max.request.bytes metadata.max.age.ms num.replica.alter.log.dirs.threads
+metadata.max.age.ms num.replica.alter.log.dirs.threads
 replica.fetch.backoff.ms replica.selector.class replica.socket.receive.buffer.bytes
 leader.imbalance.check.interval.seconds leader.imbalance.per.broker.percentage
 auto.leader.rebalance.enable auto.include.jmx.reporter controlled.shutdown.max.retries
@@ -498,6 +510,25 @@ def is_known_key(key: str) -> bool:
         or key in KNOWN_UNUSED_KEYS
         or key.startswith(KNOWN_PREFIXES)
     )
+
+
+def _check_log_synonyms(props: Mapping[str, str]) -> None:
+    """Validate the broker-level synonyms of topic configs (log.message.format.version,
+    log.local.retention.ms, ...) that are not parsed above, as Kafka does at start; say once
+    which ones are accepted but not applied."""
+    from .log_configs import SYNONYM_OF, TOPIC_CONFIGS, validate_broker_value
+
+    for key, value in props.items():
+        if key not in SYNONYM_OF or key in _OPTIONS or key in _SPECIAL_KEYS:
+            continue
+        msg = validate_broker_value(key, value)
+        if msg is not None:
+            raise ConfigError(msg)
+        why = TOPIC_CONFIGS[SYNONYM_OF[key]].not_applied
+        if why:
+            log.warning(
+                "broker config accepted, not applied config=%s value=%s reason=%r", key, value, why
+            )
 
 
 @dataclass(frozen=True)
@@ -591,6 +622,12 @@ class BrokerConfig:
     num_replica_fetchers: int = 1
     controlled_shutdown_enable: bool = True
     connections_max_idle_ms: int = 600000
+    max_connections: int = INT_MAX
+    max_connections_per_ip: int = INT_MAX
+    max_connections_per_ip_overrides: Mapping[str, int] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    queued_max_request_bytes: int = -1
     reserved_broker_max_id: int = 1000
     broker_id_generation_enable: bool = True
     #: every property given (known or not), as strings
@@ -618,6 +655,7 @@ class BrokerConfig:
         for key in props:
             if not is_known_key(key):
                 log.warning("The configuration '%s' was supplied but isn't a known config.", key)
+        _check_log_synonyms(props)
         kw: dict[str, Any] = {}
         for key, (name, parse) in _OPTIONS.items():
             if key in props:
@@ -681,6 +719,7 @@ class BrokerConfig:
                 self.inter_broker_listener_name,
                 "must be the name of one of the listeners",
             )
+        self._check_connection_limits()
         if self.broker_id < 0 and not self.broker_id_generation_enable:
             raise _invalid("broker.id", self.broker_id, "must be >= 0 (generation is disabled)")
         if self.broker_id > self.reserved_broker_max_id:
@@ -689,6 +728,35 @@ class BrokerConfig:
                 self.broker_id,
                 f"must not exceed reserved.broker.max.id ({self.reserved_broker_max_id})",
             )
+
+    def _check_connection_limits(self) -> None:
+        """Kafka's rules: queued.max.request.bytes <= 0 or >= socket.request.max.bytes;
+        max.connections.per.ip 0 only with overrides; listener-prefixed max.connections."""
+        from .connection_quotas import (
+            ConnectionLimitError,
+            listener_max_connections,
+            resolve_overrides,
+        )
+
+        if 0 < self.queued_max_request_bytes < self.socket_request_max_bytes:
+            raise _invalid(
+                "queued.max.request.bytes",
+                self.queued_max_request_bytes,
+                f"must be larger or equal to socket.request.max.bytes "
+                f"({self.socket_request_max_bytes}), or -1 for no bound",
+            )
+        if self.max_connections_per_ip == 0 and not self.max_connections_per_ip_overrides:
+            raise _invalid(
+                "max.connections.per.ip",
+                0,
+                "can be set to zero only if max.connections.per.ip.overrides is set",
+            )
+        try:
+            for lst in self.listeners:
+                listener_max_connections(self.raw, lst.name)
+            resolve_overrides(self.max_connections_per_ip_overrides)
+        except ConnectionLimitError as e:
+            raise ConfigError(str(e)) from None
 
     # --- derived values -----------------------------------------------------------------------
 

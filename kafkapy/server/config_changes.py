@@ -22,12 +22,14 @@ from dataclasses import dataclass
 
 from kafkapy.protocol.errors import ErrorCode
 
+from .connection_limit_configs import apply_connection_limits
 from .log_configs import (
     TOPIC_CONFIGS,
     apply_log_configs,
     validate_broker_config,
     validate_topic_configs,
 )
+from .topic_configs import warn_not_applied
 
 TOPIC, BROKER = 2, 4
 DEFAULT_ENTITY = "<default>"
@@ -139,6 +141,7 @@ def apply(
             raise ConfigChangeError(ErrorCode.invalid_config, msg)
         if not validate_only:
             broker.topics.set_configs(name, configs)
+            warn_not_applied(name, configs)
         return
     if resource_type == BROKER:
         entity = broker_entity(broker, name)
@@ -175,6 +178,7 @@ def apply_broker_configs(broker, entity: str, configs: Mapping[str, str], zxid: 
     zxids[entity] = zxid
     setattr(broker, attr, dict(configs))
     apply_log_configs(broker)
+    apply_connection_limits(broker)
     return True
 
 

@@ -172,7 +172,10 @@ class GroupService:
             self._wakeup = trio.Event()
             if coordinator.loading:  # leaderships gained (ZooKeeper mode)
                 await self._load()
-            coordinator.poll(_now_ms())
+            try:
+                coordinator.poll(_now_ms())
+            except Exception:  # one group's timer must not stop every group (and the broker)
+                log.exception("unexpected error in a group coordinator timer")
             deadline = coordinator.next_deadline()
             timeout = math.inf if deadline is None else max(deadline - _now_ms(), 0) / 1000
             with trio.move_on_after(timeout):

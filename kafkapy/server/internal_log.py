@@ -38,6 +38,7 @@ from kafkapy.protocol.record_batch import (
 from kafkapy.storage.errors import StorageError
 from kafkapy.storage.log import PartitionLog
 
+from .log_flusher import flush_if_due
 from .topics import TopicError
 
 if TYPE_CHECKING:
@@ -197,8 +198,14 @@ class InternalTopicLog:
         return WriteMark(epoch, res.last_offset + 1)
 
     async def replicated(self, partition: int, mark: WriteMark, timeout_s: float) -> ErrorCode:
-        """ErrorCode.none once the ISR has everything up to ``mark``; else the produce error
-        (REQUEST_TIMED_OUT, NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS_AFTER_APPEND)."""
+        """ErrorCode.none once the write is flushed when the log.flush.* settings say so (off
+        the event loop) and the ISR has everything up to ``mark``; else the produce error
+        (KAFKA_STORAGE_ERROR, REQUEST_TIMED_OUT, NOT_LEADER_OR_FOLLOWER,
+        NOT_ENOUGH_REPLICAS_AFTER_APPEND)."""
+        try:
+            await flush_if_due(self.broker.topics.log(self.topic, partition))
+        except StorageError as e:
+            return ErrorCode(e.error_code)
         replicas = self.broker.replicas
         if replicas is None:
             return ErrorCode.none

@@ -18,108 +18,14 @@ from dataclasses import dataclass
 
 from kafkapy.storage.config import LogConfig
 
-LONG_MAX = 9223372036854775807
-
-
-@dataclass(frozen=True, slots=True)
-class TopicConfigDef:
-    name: str
-    type: (
-        str  # BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD (Kafka's ConfigType)
-    )
-    default: str | None
-    synonyms: tuple[str, ...]  # broker configs, most specific first
-    minimum: float | None = None
-    choices: tuple[str, ...] | None = None
-    maximum: float | None = None
-
-
-def _d(name, type_, default, synonyms, minimum=None, choices=None, maximum=None) -> TopicConfigDef:
-    return TopicConfigDef(name, type_, default, tuple(synonyms), minimum, choices, maximum)
-
-
-TOPIC_CONFIGS: dict[str, TopicConfigDef] = {
-    d.name: d
-    for d in [
-        _d(
-            "cleanup.policy",
-            "LIST",
-            "delete",
-            ["log.cleanup.policy"],
-            choices=("delete", "compact"),
-        ),
-        _d(
-            "compression.type",
-            "STRING",
-            "producer",
-            ["compression.type"],
-            choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
-        ),
-        _d("delete.retention.ms", "LONG", "86400000", ["log.cleaner.delete.retention.ms"], 0),
-        _d("file.delete.delay.ms", "LONG", "60000", ["log.segment.delete.delay.ms"], 0),
-        _d("flush.messages", "LONG", str(LONG_MAX), ["log.flush.interval.messages"], 1),
-        _d("flush.ms", "LONG", str(LONG_MAX), ["log.flush.interval.ms"], 0),
-        _d("index.interval.bytes", "INT", "4096", ["log.index.interval.bytes"], 0),
-        _d(
-            "max.compaction.lag.ms", "LONG", str(LONG_MAX), ["log.cleaner.max.compaction.lag.ms"], 1
-        ),
-        _d("max.message.bytes", "INT", "1048588", ["message.max.bytes"], 0),
-        _d(
-            "message.timestamp.after.max.ms",
-            "LONG",
-            "3600000",
-            ["log.message.timestamp.after.max.ms"],
-            0,
-        ),
-        _d(
-            "message.timestamp.before.max.ms",
-            "LONG",
-            str(LONG_MAX),
-            ["log.message.timestamp.before.max.ms"],
-            0,
-        ),
-        _d(
-            "message.timestamp.type",
-            "STRING",
-            "CreateTime",
-            ["log.message.timestamp.type"],
-            choices=("CreateTime", "LogAppendTime"),
-        ),
-        _d(
-            "min.cleanable.dirty.ratio",
-            "DOUBLE",
-            "0.5",
-            ["log.cleaner.min.cleanable.ratio"],
-            0,
-            maximum=1,
-        ),
-        _d("min.compaction.lag.ms", "LONG", "0", ["log.cleaner.min.compaction.lag.ms"], 0),
-        _d("min.insync.replicas", "INT", "1", ["min.insync.replicas"], 1),
-        _d("preallocate", "BOOLEAN", "false", ["log.preallocate"]),
-        _d("retention.bytes", "LONG", "-1", ["log.retention.bytes"]),
-        _d(
-            "retention.ms",
-            "LONG",
-            "604800000",
-            ["log.retention.ms", "log.retention.minutes", "log.retention.hours"],
-            -1,
-        ),
-        _d("segment.bytes", "INT", "1073741824", ["log.segment.bytes"], 14),
-        _d("segment.index.bytes", "INT", "10485760", ["log.index.size.max.bytes"], 4),
-        _d("segment.jitter.ms", "LONG", "0", ["log.roll.jitter.ms", "log.roll.jitter.hours"], 0),
-        _d("segment.ms", "LONG", "604800000", ["log.roll.ms", "log.roll.hours"], 1),
-        _d(
-            "unclean.leader.election.enable", "BOOLEAN", "false", ["unclean.leader.election.enable"]
-        ),
-    ]
-}
+from .topic_configs import (  # validate_topic_configs: also imported from here by callers
+    LONG_MAX,
+    TOPIC_CONFIGS,
+    validate_topic_config,
+    validate_topic_configs,  # noqa: F401
+)
 
 _UNIT_MS = {"minutes": 60_000, "hours": 3_600_000}
-_INT_RANGES = {
-    "SHORT": (-(2**15), 2**15 - 1),
-    "INT": (-(2**31), 2**31 - 1),
-    "LONG": (-(2**63), 2**63 - 1),
-}
 
 
 def broker_synonym_value(broker_props: Mapping[str, str], key: str) -> str | None:
@@ -131,60 +37,6 @@ def broker_synonym_value(broker_props: Mapping[str, str], key: str) -> str | Non
         if key.endswith("." + unit):
             return str(int(raw) * factor)
     return raw
-
-
-def validate_topic_config(name: str, value: str | None) -> str | None:
-    """Return an error message if `name=value` is not a valid topic config, else None."""
-    d = TOPIC_CONFIGS.get(name)
-    if d is None:
-        return f"Unknown topic config name: {name}"
-    if value is None:
-        return None
-    v = value.strip()
-    prefix = f"Invalid value {value} for configuration {name}"
-    try:
-        if d.type in ("INT", "LONG", "SHORT"):
-            n = int(v)
-            lo, hi = _INT_RANGES[d.type]
-            if not lo <= n <= hi:
-                return f"{prefix}: Not a number of type {d.type}"
-            if d.minimum is not None and n < d.minimum:
-                return f"{prefix}: Value must be at least {int(d.minimum)}"
-            if d.maximum is not None and n > d.maximum:
-                return f"{prefix}: Value must be no more than {int(d.maximum)}"
-        elif d.type == "DOUBLE":
-            x = float(v)
-            if d.minimum is not None and x < d.minimum:
-                return f"{prefix}: Value must be at least {float(d.minimum)}"
-            if d.maximum is not None and x > d.maximum:
-                return f"{prefix}: Value must be no more than {float(d.maximum)}"
-        elif d.type == "BOOLEAN":
-            if v.lower() not in ("true", "false"):
-                return f"{prefix}: Expected value to be either true or false"
-    except ValueError:
-        return f"{prefix}: Not a number of type {d.type}"
-    if d.choices is not None:
-        items = [s.strip() for s in v.split(",")] if d.type == "LIST" else [v]
-        bad = [s for s in items if s not in d.choices]
-        if bad or not items:
-            return f"{prefix}: String must be one of: {', '.join(d.choices)}"
-    return None
-
-
-def validate_topic_configs(configs: Mapping[str, str | None]) -> str | None:
-    """Each value, then Kafka's cross-config rules; the first error message, else None."""
-    for name, value in configs.items():
-        msg = validate_topic_config(name, value)
-        if msg is not None:
-            return msg
-    lo = configs.get("min.compaction.lag.ms")
-    hi = configs.get("max.compaction.lag.ms")
-    if lo is not None and hi is not None and int(hi) < int(lo):
-        return (
-            f"conflict topic config setting max.compaction.lag.ms ({hi}) < "
-            f"min.compaction.lag.ms ({lo})"
-        )
-    return None
 
 
 # ---- dynamic broker configs ---------------------------------------------------------------
@@ -200,15 +52,28 @@ CLEANER_CONFIGS: dict[str, tuple[str, float, str]] = {
     "log.cleaner.io.max.bytes.per.second": ("DOUBLE", 0, "1.7976931348623157E308"),
     "log.cleaner.backoff.ms": ("LONG", 0, "15000"),
 }
-DYNAMIC_BROKER_KEYS = frozenset(SYNONYM_OF) | frozenset(CLEANER_CONFIGS)
+# message.format.version is not reconfigurable (Kafka's DynamicLogConfig.NonReconfigrableLogConfigs)
+DYNAMIC_BROKER_KEYS = (frozenset(SYNONYM_OF) | frozenset(CLEANER_CONFIGS)) - {
+    "log.message.format.version"
+}
 
 
 def validate_broker_config(name: str, value: str | None) -> str | None:
     """An error message if ``name`` cannot be set dynamically to ``value``, else None."""
+    from .connection_limit_configs import is_connection_config, validate_connection_config
+
+    if is_connection_config(name):
+        return validate_connection_config(name, value)
     if name not in DYNAMIC_BROKER_KEYS:
         return f"Cannot update these configs dynamically: Set({name})"
     if value is None:
         return None
+    return validate_broker_value(name, value)
+
+
+def validate_broker_value(name: str, value: str) -> str | None:
+    """An error message if ``value`` is not valid for ``name``, a topic-config synonym or a log
+    cleaner setting (validated like the topic config, hours and minutes scaled), else None."""
     if name in CLEANER_CONFIGS:
         type_, minimum, _ = CLEANER_CONFIGS[name]
         prefix = f"Invalid value {value} for configuration {name}"
@@ -295,8 +160,8 @@ def effective_topic_config(
                 raw = layer.get(syn)
                 if raw is not None:
                     synonyms.append((syn, raw, source))
-        if d.default is not None:
-            synonyms.append((d.synonyms[0] if d.synonyms else name, d.default, "DEFAULT_CONFIG"))
+        if d.default is not None and d.synonyms:  # no server default: no default synonym
+            synonyms.append((d.synonyms[0], d.default, "DEFAULT_CONFIG"))
         if name in overrides:
             value, source = overrides[name], "DYNAMIC_TOPIC_CONFIG"
         else:
@@ -318,6 +183,15 @@ def effective_topic_config(
 def _policy(value: str | None) -> tuple[str, ...]:
     items = tuple(x.strip() for x in (value or "delete").split(",") if x.strip())
     return items or ("delete",)
+
+
+def _timestamp_bound(eff: Mapping[str, str | None], side: str) -> int:
+    """message.timestamp.<side>.max.ms, or the deprecated message.timestamp.difference.max.ms
+    where the former is left at Long.MAX_VALUE (Kafka 3.9's transition rule)."""
+    value = int(eff[f"message.timestamp.{side}.max.ms"] or LONG_MAX)
+    if value != LONG_MAX:
+        return value
+    return int(eff["message.timestamp.difference.max.ms"] or LONG_MAX)
 
 
 def log_config_for(
@@ -344,8 +218,8 @@ def log_config_for(
         max_compaction_lag_ms=int(eff["max.compaction.lag.ms"]),
         min_cleanable_dirty_ratio=float(eff["min.cleanable.dirty.ratio"]),
         compression_type=str(eff["compression.type"]),
-        message_timestamp_before_max_ms=int(eff["message.timestamp.before.max.ms"]),
-        message_timestamp_after_max_ms=int(eff["message.timestamp.after.max.ms"]),
+        message_timestamp_before_max_ms=_timestamp_bound(eff, "before"),
+        message_timestamp_after_max_ms=_timestamp_bound(eff, "after"),
         min_insync_replicas=int(eff["min.insync.replicas"]),
         unclean_leader_election_enable=str(eff["unclean.leader.election.enable"]).lower() == "true",
     )

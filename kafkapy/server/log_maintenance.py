@@ -4,6 +4,7 @@
   retention.ms / retention.bytes (delete policy) or below its log start offset, and the log
   start offsets are checkpointed (Kafka's kafka-log-retention task);
 * removal of ``.deleted`` segment files once their ``file.delete.delay.ms`` has passed;
+* scheduled flushes and recovery-point checkpoints (server/log_flusher.py);
 * the log cleaner (``log.cleaner.enable``): picks the dirtiest compacted log on this thread,
   cleans it in a worker thread (``trio.to_thread``), installs the result back on this thread;
   when nothing is cleanable it sleeps ``log.cleaner.backoff.ms``. ``log.cleaner.backoff.ms`` and
@@ -22,6 +23,7 @@ import trio
 from kafkapy.storage.cleaner import DEFAULT_DEDUPE_BUFFER_SIZE, LogCleaner
 
 from .log_configs import broker_layers
+from .log_flusher import flush_loop, recovery_checkpoint_loop
 
 log = logging.getLogger("kafkapy.maintenance")
 
@@ -110,5 +112,7 @@ async def run_log_maintenance(broker) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(retention_loop, broker)
         nursery.start_soon(purge_loop, broker)
+        nursery.start_soon(flush_loop, broker)
+        nursery.start_soon(recovery_checkpoint_loop, broker)
         if broker.config.log_cleaner_enable:
             nursery.start_soon(cleaner_loop, broker, cleaner)

@@ -5,7 +5,8 @@
 - append (server/internal_log.py): the records of one call are one batch on the
   __consumer_offsets partition of the group, appended before the coordinator changes its state
   or answers (so acknowledged commits are on the log: they survive kill -9; fsync follows the
-  broker's log.flush.* settings, as in Kafka);
+  broker's log.flush.* settings, as in Kafka, and runs in a worker thread before the answer:
+  ``replicated``);
 - replication (ZooKeeper mode): writes are acks=all, as Kafka's coordinator makes them. Only the
   partition's leader appends (else NOT_COORDINATOR), not while its ISR is smaller than
   min.insync.replicas of __consumer_offsets (COORDINATOR_NOT_AVAILABLE); and ``replicated``
@@ -28,9 +29,11 @@ from kafkapy.coordinator.group.state import append_error_to_response_error
 from kafkapy.coordinator.group.txn_store import TxnAppend
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
+from kafkapy.storage.errors import StorageError
 from kafkapy.storage.log import PartitionLog
 
 from .internal_log import InternalTopicLog, read_log_records
+from .log_flusher import flush_if_due
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -87,6 +90,10 @@ class ConsumerOffsetsLog:
         """Wait until everything written to (or loaded from) ``partition`` is replicated to the
         ISR; ErrorCode.none, or the error to answer instead (Kafka's mapping). Immediate without
         replication (embedded mode: the one replica is the ISR)."""
+        try:  # flush.messages / flush.ms of __consumer_offsets, off the event loop
+            await flush_if_due(self.broker.topics.log(OFFSETS_TOPIC, partition))
+        except StorageError as e:
+            return ErrorCode(append_error_to_response_error(e.error_code))
         replicas = self.broker.replicas
         if replicas is None:
             return ErrorCode.none

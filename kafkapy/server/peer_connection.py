@@ -2,7 +2,8 @@
 one request at a time, request header v1/v2 and response header v0/v1 chosen by the API
 version's flexibility.
 
-``request`` takes and returns kio entities (OffsetForLeaderEpoch, ListOffsets); ``request_raw``
+``request`` takes and returns kio entities (OffsetForLeaderEpoch, ListOffsets; the response is
+checked by protocol/request_guard.py first, as requests are); ``request_raw``
 sends a body encoded by the caller and returns the response frame as a memoryview, received
 straight into a reused buffer (one copy, socket to buffer), for the Fetch hot path
 (kafkapy.protocol.replica_fetch)."""
@@ -19,6 +20,7 @@ from kio.index import load_response_schema
 from kio.serial import entity_reader, entity_writer
 
 from kafkapy.protocol.headers import is_flexible
+from kafkapy.protocol.request_guard import guard_for
 from kafkapy.protocol.wire import skip_tagged_fields
 
 from .rcvlowat import LowWater
@@ -50,7 +52,9 @@ class PeerConnection:
         body = io.BytesIO()
         entity_writer(type(entity))(body, entity)
         frame = await self.request_raw(api_key, version, body.getvalue())
-        value, _ = entity_reader(load_response_schema(api_key, version))(bytes(frame), 0)
+        schema = load_response_schema(api_key, version)
+        guard_for(schema)(frame, 0, len(frame))  # kio must not allocate from a bad count
+        value, _ = entity_reader(schema)(bytes(frame), 0)
         return value
 
     async def request_raw(self, api_key: int, version: int, body: bytes) -> memoryview:

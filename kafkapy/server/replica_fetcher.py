@@ -49,6 +49,7 @@ from kafkapy.replication.truncation import (
 )
 from kafkapy.storage.errors import StorageError
 
+from .log_flusher import flush_if_due
 from .peer_connection import PeerConnection
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ class LeaderFetcher:
                     continue
                 rp = m.partitions.get(tp)
                 plog = m.broker.logs.get_log(*tp) if m.broker.logs else None
-                if rp is None or plog is None or rp.leader != self.leader_id:
+                if rp is None or plog is None or rp.leader != self.leader_id or plog.offline:
                     continue
                 fetchable.append((tp, rp, plog))
             if not fetchable:
@@ -169,6 +170,11 @@ class LeaderFetcher:
                 for pd in partitions:
                     if not self._handle_partition(topic, pd):
                         backoff = True
+            for _tp, _rp, plog in fetchable:  # flush.messages / flush.ms, off the event loop
+                try:
+                    await flush_if_due(plog)
+                except StorageError:
+                    backoff = True  # its directory went offline (logged once)
             if backoff:
                 with trio.move_on_after(RETRY_BACKOFF):
                     await self.changed.wait()
@@ -181,7 +187,7 @@ class LeaderFetcher:
             return True
         rp = m.partitions.get(tp)
         plog = m.broker.logs.get_log(*tp) if m.broker.logs else None
-        if rp is None or plog is None or rp.leader != self.leader_id:
+        if rp is None or plog is None or rp.leader != self.leader_id or plog.offline:
             return True
         err = int(pd.error_code)
         if err == ErrorCode.offset_out_of_range:
@@ -261,7 +267,7 @@ class LeaderFetcher:
                     continue
                 rp = m.partitions.get(tp)
                 plog = m.broker.logs.get_log(*tp) if m.broker.logs else None
-                if rp is None or plog is None:
+                if rp is None or plog is None or plog.offline:
                     self.partitions.pop(tp, None)
                     continue
                 latest = plog.latest_epoch()
@@ -377,7 +383,7 @@ class LeaderFetcher:
         def local(tp: tuple[str, int]) -> Any:
             rp = m.partitions.get(tp)
             plog = m.broker.logs.get_log(*tp) if m.broker.logs else None
-            if rp is None or plog is None or rp.leader != self.leader_id:
+            if rp is None or plog is None or rp.leader != self.leader_id or plog.offline:
                 return None
             return plog
 

@@ -24,6 +24,11 @@ A partition whose assignment no longer names this broker (reassigned away) is st
 log deleted; the controller's topic duties (new partitions' states, reassignments) are in
 kafkapy.replication.topic_controller.
 
+Log directory failures (server/log_dir_failures.py calls ``on_log_dir_failure``): the offline
+partitions stop being fetched and followed; the broker posts a /log_dir_event_notification and
+the controller (here, ``_controller_loop``) moves their leadership away and takes this broker out
+of their ISRs.
+
 Controlled shutdown: the broker resigns the controller role, removes its registration (the
 controller then moves its leaderships away) and waits until it leads nothing that another in-sync
 replica could take over, before closing its logs.
@@ -102,12 +107,14 @@ class ReplicaManager:
         self.controller = Controller(broker.cluster, self.me, self._unclean_for)
         self.controller_lock = trio.Lock()
         self.shutting_down = False
+        self.offline: set[tuple[str, int]] = set()  # partitions on a failed log directory
         self._lock = threading.Lock()
         self._dirty_topics: set[str] = set()
         self._dirty_all = True
         self._dirty_brokers = True
         self._dirty_controller = True
         self._dirty_deletions = True
+        self._dirty_log_dirs = True
         self._session_lost = False
         self._token: trio.lowlevel.TrioToken | None = None
         self._wake = trio.Event()
@@ -150,6 +157,7 @@ class ReplicaManager:
             zn.TOPICS.path(),
             zn.CONTROLLER.path(),
             zn.DELETE_TOPICS.path(),
+            zn.LOG_DIR_EVENT_NOTIFICATIONS.path(),
         ):
             self._global_watches.append(self.store.add_watch(path, self._on_event))
         try:
@@ -201,6 +209,8 @@ class ReplicaManager:
                 self._dirty_controller = True
             elif path == zn.DELETE_TOPICS.path():
                 self._dirty_deletions = True
+            elif path == zn.LOG_DIR_EVENT_NOTIFICATIONS.path():
+                self._dirty_log_dirs = True
             else:
                 prefix = zn.TOPICS.path() + "/"
                 if path.startswith(prefix):
@@ -326,7 +336,7 @@ class ReplicaManager:
                 continue
             state = info.states.get(p)
             plog = logs.get_log(info.name, p)
-            if state is None or plog is None:
+            if state is None or plog is None or plog.offline:
                 continue
             plog.auto_high_watermark = False
             self._apply_partition(info.name, p, replicas, state, plog)
@@ -522,7 +532,7 @@ class ReplicaManager:
                 if not rp.is_leader:
                     continue
                 plog = self.broker.logs.get_log(topic, p)
-                if plog is None:
+                if plog is None or plog.offline:
                     continue
                 shrink = rp.isr_to_shrink(now, self.lag_ms, plog.log_end_offset)
                 if shrink is not None:
@@ -533,13 +543,19 @@ class ReplicaManager:
         logs = self.broker.logs
         if logs is None:
             return
-        for d in logs.log_dirs:
-            hws = {
-                tp: plog.high_watermark
-                for tp, plog in logs.logs.items()
-                if logs._dir_of.get(tp) == d
-            }
-            write_offset_checkpoint(d / REPLICATION_OFFSET_CHECKPOINT, hws)
+        for d in logs.online_dirs:
+            hws = {tp: logs.logs[tp].high_watermark for tp in logs.partitions_in(d)}
+            try:
+                write_offset_checkpoint(d / REPLICATION_OFFSET_CHECKPOINT, hws)
+            except OSError as e:
+                logs.fail_dir(d, f"writing {REPLICATION_OFFSET_CHECKPOINT}", e)
+
+    def on_log_dir_failure(self, partitions: list[tuple[str, int]]) -> None:
+        """Partitions whose log directory failed: no more fetching or following them (their
+        state here is left as it was; their logs refuse everything)."""
+        for tp in partitions:
+            self._unfollow(tp)
+            self.offline.add(tp)
 
     async def _checkpoint_loop(self) -> None:
         interval = max(self.broker.config.replica_high_watermark_checkpoint_interval_ms, 100)
@@ -564,8 +580,8 @@ class ReplicaManager:
                 return
             with self._lock:
                 ctrl, brokers = self._dirty_controller, self._dirty_brokers_ctrl()
-                deletions = self._dirty_deletions
-                self._dirty_controller = self._dirty_deletions = False
+                deletions, log_dirs = self._dirty_deletions, self._dirty_log_dirs
+                self._dirty_controller = self._dirty_deletions = self._dirty_log_dirs = False
                 topics = self._topic_changes.take()
                 self._session_lost = False
             try:
@@ -576,10 +592,12 @@ class ReplicaManager:
                     if not c.active:
                         if await trio.to_thread.run_sync(c.try_elect):
                             self.broker.controller_epoch = c.epoch
-                            brokers = deletions = topics.full = True
+                            brokers = deletions = log_dirs = topics.full = True
                     if c.active:
                         if deletions:
                             await trio.to_thread.run_sync(c.process_deletions)
+                        if log_dirs:
+                            await trio.to_thread.run_sync(c.process_log_dir_events)
                         if brokers:
                             await trio.to_thread.run_sync(c.on_brokers_change)
                             topics.full = True
@@ -595,7 +613,7 @@ class ReplicaManager:
             except (StoreError, OSError) as e:
                 log.warning("controller step failed, retrying: %s", e)
                 with self._lock:
-                    self._dirty_controller = self._dirty_deletions = True
+                    self._dirty_controller = self._dirty_deletions = self._dirty_log_dirs = True
                     self._ctrl_brokers_dirty = self._topic_changes.full = True
                 await trio.sleep(0.5)
                 self._controller_wake.set()
@@ -629,7 +647,9 @@ class ReplicaManager:
                 stuck = [
                     tp
                     for tp, rp in self.partitions.items()
-                    if rp.is_leader and any(b != self.me and b in self.live for b in rp.isr)
+                    if rp.is_leader
+                    and tp not in self.offline
+                    and any(b != self.me and b in self.live for b in rp.isr)
                 ]
                 if not stuck:
                     break

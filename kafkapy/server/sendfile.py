@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import trio
 
 from kafkapy.storage.log import FileRegion
 
 
-async def send_region(sock: trio.socket.SocketType, region: FileRegion) -> None:
-    """Send `region` of a file to `sock`, waiting for writability as needed."""
+async def send_region(
+    sock: trio.socket.SocketType,
+    region: FileRegion,
+    touch: Callable[[], None] | None = None,
+) -> None:
+    """Send `region` of a file to `sock`, waiting for writability as needed; ``touch`` is
+    called after every part the kernel took (idle expiry)."""
     fd = sock.fileno()
     offset = region.position
     remaining = region.length
@@ -24,4 +30,6 @@ async def send_region(sock: trio.socket.SocketType, region: FileRegion) -> None:
             raise trio.BrokenResourceError("file shorter than the region being sent")
         offset += sent
         remaining -= sent
+        if touch is not None:
+            touch()
     await trio.lowlevel.checkpoint()

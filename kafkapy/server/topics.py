@@ -30,6 +30,19 @@ from kafkapy.storage.log import PartitionLog
 
 from .log_configs import apply_log_configs, log_config_for_broker, validate_topic_configs
 from .notify import AppendNotifier
+from .topic_configs import warn_not_applied
+
+# Kafka's controller refuses an operation that would write more than 10,000 metadata records
+# (QuorumController.MAX_RECORDS_PER_USER_OP, one per partition) with POLICY_VIOLATION; without a
+# bound, one CreatePartitions asking for 2**31 - 1 partitions stalls the broker for good.
+MAX_PARTITIONS_PER_OPERATION = 10_000
+
+
+def _check_batch_size(new_partitions: int) -> None:
+    if new_partitions > MAX_PARTITIONS_PER_OPERATION:
+        raise TopicError(
+            ErrorCode.policy_violation, "Unable to perform excessively large batch operation."
+        )
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -201,6 +214,7 @@ class TopicRegistry:
                 raise TopicError(
                     ErrorCode.invalid_partitions, "Number of partitions must be larger than 0."
                 )
+            _check_batch_size(num_partitions)
             if replication_factor <= 0:
                 raise TopicError(
                     ErrorCode.invalid_replication_factor,
@@ -253,6 +267,7 @@ class TopicRegistry:
         if self.broker.replicas is not None:
             self.broker.replicas.apply_topic(info)
         log.info("created topic=%s partitions=%d id=%s", name, len(assignment), info.topic_id)
+        warn_not_applied(name, configs)
         return info
 
     def auto_create(self, name: str) -> TopicInfo:
@@ -295,6 +310,7 @@ class TopicRegistry:
             raise TopicError(
                 ErrorCode.invalid_partitions, f"Topic already has {current} partitions."
             )
+        _check_batch_size(count - current)
         brokers = sorted(self.broker.cluster.list_brokers())
         rf = len(next(iter(info.partitions.values())))
         if assignments is not None:

@@ -23,6 +23,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+import trio
+
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.record_batch import RecordBatchError
 from kafkapy.storage.errors import StorageError
@@ -51,6 +53,10 @@ def _append_marker(broker, marker: TxnMarker, tp: TopicPartition, now_ms: int):
     topic, partition = tp
     if broker.topics.log(topic, partition) is None:  # no replica here (Kafka's getMagic)
         return ErrorCode.unknown_topic_or_partition, -1, -1
+    if marker.producer_id < 0:
+        # Kafka cannot build the marker ("End transaction marker requires a valid
+        # producerId") and answers the request with UNKNOWN_SERVER_ERROR
+        return ErrorCode.unknown_server_error, -1, -1
     ref = lookup(broker, topic, partition)
     if ref.error != ErrorCode.none:
         return ref.error, -1, -1
@@ -106,9 +112,11 @@ async def write_txn_markers(
         broker.appended.notify()
     replicas = broker.replicas
     if replicas is not None:
-        timeout = broker.config.request_timeout_ms / 1000
+        # one deadline for all: the waits overlap (each returns once its partition is done)
+        deadline = trio.current_time() + broker.config.request_timeout_ms / 1000
         for i, (topic, partition), epoch, last in pending:
-            err = await replicas.await_replication(topic, partition, epoch, last + 1, timeout)
+            left = max(deadline - trio.current_time(), 0.0)
+            err = await replicas.await_replication(topic, partition, epoch, last + 1, left)
             if err != ErrorCode.none:
                 results[i][(topic, partition)] = ErrorCode(err)
     _notify_groups(broker, markers, results)

@@ -7,7 +7,8 @@ partition until it does). The answers are mapped as Kafka's ReplicaManager and
 AddPartitionsToTxnManager map them for producers:
 
 - PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH (what producers expect here);
-- TRANSACTION_ABORTABLE becomes INVALID_TXN_STATE (clients before KIP-890 part 2);
+- TRANSACTION_ABORTABLE becomes INVALID_TXN_STATE for Produce up to v10 (clients that do not
+  know it; Kafka's defaultError operation), and stays for v11+ (genericError);
 - CONCURRENT_TRANSACTIONS, NETWORK_EXCEPTION, COORDINATOR_LOAD_IN_PROGRESS,
   COORDINATOR_NOT_AVAILABLE and NOT_COORDINATOR become NOT_ENOUGH_REPLICAS (retriable, and no
   metadata refresh), with a message naming the underlying error;
@@ -98,14 +99,22 @@ def transactional_batch(topic: str, partition: int, records) -> TransactionalBat
     )
 
 
-def map_verification_error(code: int) -> tuple[ErrorCode, str | None]:
-    """A coordinator's answer as the error (and message) the producer gets."""
+ABORTABLE_FROM_PRODUCE_VERSION = 11
+
+
+def map_verification_error(
+    code: int, produce_version: int = ABORTABLE_FROM_PRODUCE_VERSION
+) -> tuple[ErrorCode, str | None]:
+    """A coordinator's answer as the error (and message) a producer using Produce
+    ``produce_version`` gets."""
     err = ErrorCode(code)
     if err == ErrorCode.none:
         return err, None
     if err == ErrorCode.producer_fenced:
         return ErrorCode.invalid_producer_epoch, None
     if err == ErrorCode.transaction_abortable:
+        if produce_version >= ABORTABLE_FROM_PRODUCE_VERSION:
+            return err, None
         return ErrorCode.invalid_txn_state, "Partition was not added to the transaction"
     if err == ErrorCode.invalid_txn_state:
         return err, "Partition was not added to the transaction"

@@ -14,6 +14,7 @@ import os
 import uuid
 from pathlib import Path
 
+from kafkapy.storage import faults
 from kafkapy.storage.errors import KafkaStorageError
 
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
@@ -27,6 +28,9 @@ CLEAN_SHUTDOWN_MARKER = ".kafka_cleanshutdown"
 
 def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
+    if faults.ACTIVE:
+        faults.check_create(tmp)
+        faults.check_write(tmp, len(text))
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
         f.flush()

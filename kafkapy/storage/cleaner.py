@@ -14,10 +14,11 @@ Cleaning one log:
 1. *Offset map*: the dirty records' keys (MD5, 16 bytes) -> latest offset. Its capacity is what
    ``log.cleaner.dedupe.buffer.size`` holds at Kafka's 24 bytes an entry and load factor 0.9; a
    full map ends the pass early (the rest is cleaned next time).
-2. *Filter* every segment from the log start up to the map's end, in groups that fit one
-   segment: a record stays if it is the latest for its key (or past the map's end). Offsets are
-   never changed (gaps), each batch keeps its producer id, epoch, base sequence and last offset
-   delta, compressed batches are decompressed, filtered and recompressed with their codec.
+2. *Filter* (storage/cleaner_filter.py) every segment from the log start up to the map's end,
+   in groups that fit one segment: a record stays if it is the latest for its key (or past the
+   map's end). Offsets are never changed (gaps), each batch keeps its producer id, epoch, base
+   sequence and last offset delta, compressed batches are decompressed, filtered and
+   recompressed with their codec.
    Records without a key are dropped. A tombstone (null value) is kept and its batch stamped with
    a delete horizon (now + ``delete.retention.ms``, KIP-534); once the horizon has passed the
    tombstone goes. A batch left without records disappears, except the last batch of a producer
@@ -51,13 +52,11 @@ from typing import TYPE_CHECKING
 
 from kafkapy.protocol.record_batch import (
     BATCH_HEADER_SIZE,
-    BatchHeader,
     decode_records,
-    encode_batch,
-    encode_empty_batch,
     parse_batch_header,
 )
 from kafkapy.storage.checkpoints import read_offset_checkpoint, write_offset_checkpoint
+from kafkapy.storage.cleaner_filter import filter_batch
 from kafkapy.storage.cleaner_txn import CleanedTxnState
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.index import OffsetIndex, TimeIndex
@@ -283,7 +282,7 @@ class LogCleaner:
         best: tuple[float, TopicPartition, PartitionLog, _Cleanable] | None = None
         horizon_due: tuple[TopicPartition, PartitionLog, _Cleanable] | None = None
         for tp, plog in list(self.manager.logs.items()):
-            if not plog.config.compact or tp in self.uncleanable or plog.cleaning:
+            if not plog.config.compact or tp in self.uncleanable or plog.cleaning or plog.offline:
                 continue
             c = cleanable_offsets(plog, self.first_dirty_offset(tp), now_ms)
             ratio = c.ratio
@@ -419,7 +418,7 @@ class LogCleaner:
             for seg, sfd in group:
                 for _, h, data in _iter_file_batches(sfd, seg.size):
                     stats.bytes_read += h.size
-                    out = self._filter_batch(task, h, data, omap)
+                    out = filter_batch(task, h, data, omap)
                     if out is None:
                         continue
                     oh = parse_batch_header(out)
@@ -446,93 +445,6 @@ class LogCleaner:
             tidx.close()
         stats.segments_cleaned += len(group)
         task.groups.append(_Group([s for s, _ in group], base, paths))
-
-    def _filter_batch(self, task: CleanTask, h: BatchHeader, data: bytes, omap: OffsetMap):
-        """The batch as it is kept (unchanged bytes, rewritten, empty) or None if dropped."""
-        stats = task.stats
-        txns = task.txns
-        assert stats is not None and txns is not None
-        now = task.now_ms
-        if h.is_control:
-            can_discard = txns.on_control_batch(h, data)
-            horizon = h.delete_horizon_ms
-            discard = can_discard and horizon is not None and horizon <= now
-        else:
-            can_discard = discard = txns.on_batch(h)
-        is_last_of_producer = False
-        if h.producer_id >= 0:
-            last = task.active_producers.get(h.producer_id)
-            if last is not None:
-                last_data, epoch = last
-                if last_data >= 0:
-                    is_last_of_producer = h.last_offset == last_data
-                else:
-                    is_last_of_producer = h.is_control and h.producer_epoch == epoch
-        if h.records_count == 0 or discard:
-            return encode_empty_batch(h) if is_last_of_producer else None
-        if h.is_control:
-            if not can_discard or h.delete_horizon_ms is not None:
-                return data
-            # a marker whose transaction has no data left: give it a delete horizon
-            horizon = now + task.config.delete_retention_ms
-            cur = task.min_delete_horizon
-            task.min_delete_horizon = horizon if cur is None else min(cur, horizon)
-            return encode_batch(
-                decode_records(data),
-                base_offset=h.base_offset,
-                producer_id=h.producer_id,
-                producer_epoch=h.producer_epoch,
-                base_sequence=h.base_sequence,
-                timestamp_type=h.timestamp_type,
-                is_transactional=h.is_transactional,
-                is_control=True,
-                partition_leader_epoch=h.partition_leader_epoch,
-                keep_offsets=True,
-                last_offset_delta=h.last_offset_delta,
-                delete_horizon_ms=horizon,
-            )
-        horizon = h.delete_horizon_ms
-        retain_deletes = horizon is None or now < horizon
-        records = decode_records(data)
-        stats.records_read += len(records)
-        kept = []
-        tombstones = False
-        for r in records:
-            if r.offset > omap.latest_offset:
-                keep = True
-            elif r.key is None:
-                keep = False
-            else:
-                keep = r.offset >= omap.get(r.key) and (r.value is not None or retain_deletes)
-                if not keep and r.value is None and r.offset >= omap.get(r.key):
-                    stats.tombstones_removed += 1
-            if keep:
-                kept.append(r)
-                tombstones = tombstones or r.value is None
-        stats.records_kept += len(kept)
-        if tombstones and horizon is None:
-            horizon = now + task.config.delete_retention_ms
-        if tombstones and horizon is not None:
-            cur = task.min_delete_horizon
-            task.min_delete_horizon = horizon if cur is None else min(cur, horizon)
-        if len(kept) == len(records) and (not tombstones or h.delete_horizon_ms is not None):
-            return data
-        if not kept:
-            return encode_empty_batch(h) if is_last_of_producer else None
-        return encode_batch(
-            kept,
-            base_offset=h.base_offset,
-            codec=h.codec,
-            producer_id=h.producer_id,
-            producer_epoch=h.producer_epoch,
-            base_sequence=h.base_sequence,
-            timestamp_type=h.timestamp_type,
-            is_transactional=h.is_transactional,
-            partition_leader_epoch=h.partition_leader_epoch,
-            keep_offsets=True,
-            last_offset_delta=h.last_offset_delta,
-            delete_horizon_ms=horizon if tombstones else None,
-        )
 
     # ---- installing (owner thread) -------------------------------------------------------
 
@@ -636,6 +548,9 @@ class LogCleaner:
             error = CleanerAborted(f"{task.tp} was deleted while being cleaned ({error})")
         if isinstance(error, CleanerAborted):
             log.info("cleaning aborted tp=%s-%d reason=%s", task.tp[0], task.tp[1], error)
+            return
+        if isinstance(error, OSError):  # the disk failed, not the log: its directory goes offline
+            task.log.io_failed("cleaning", error)
             return
         self.uncleanable[task.tp] = f"{type(error).__name__}: {error}"
         log.error(

@@ -16,6 +16,8 @@ import struct
 from array import array
 from pathlib import Path
 
+from kafkapy.storage import faults
+
 
 class CorruptIndexError(ValueError):
     """The index file is not a whole number of ordered entries; rebuild it."""
@@ -61,12 +63,14 @@ class _Index(abc.ABC):
     def _check(self) -> None:
         keys = self.keys
         for i in range(1, len(keys)):
-            if keys[i] < keys[i - 1]:
+            if keys[i] <= keys[i - 1]:  # entries are only ever appended with a larger key
                 raise CorruptIndexError(f"{self.path}: entries out of order")
 
     def _write(self, entry: bytes) -> None:
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        if faults.ACTIVE:
+            faults.check_write(self.path, len(entry))
         os.write(self._fd, entry)
 
     def _truncate_entries(self, n: int) -> None:
@@ -82,7 +86,13 @@ class _Index(abc.ABC):
 
     def flush(self) -> None:
         if self._fd is not None:
+            if faults.ACTIVE:
+                faults.check_sync(self.path)
             os.fsync(self._fd)
+
+    def dup_fd(self) -> int | None:
+        """A duplicate of the descriptor appends go through (None: nothing written yet)."""
+        return os.dup(self._fd) if self._fd is not None else None
 
     def close(self) -> None:
         if self._fd is not None:

@@ -9,6 +9,7 @@ import bisect
 import os
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,8 +36,14 @@ from kafkapy.storage.checkpoints import (
     write_partition_metadata,
 )
 from kafkapy.storage.config import LogConfig
-from kafkapy.storage.errors import InconsistentTopicIdError, OffsetOutOfRangeError
+from kafkapy.storage.errors import (
+    InconsistentTopicIdError,
+    KafkaStorageError,
+    OffsetOutOfRangeError,
+)
+from kafkapy.storage.flush import FlushJob
 from kafkapy.storage.index import CorruptIndexError
+from kafkapy.storage.io_guard import storage_io as _storage_io
 from kafkapy.storage.leader_epoch import LeaderEpochCache
 from kafkapy.storage.log_transactions import TransactionalLog
 from kafkapy.storage.producer_state import ProducerStateManager
@@ -123,7 +130,14 @@ def _segment_bases(directory: Path) -> list[int]:
 
 
 class PartitionLog(TransactionalLog):
-    """Kafka's UnifiedLog for one local replica (single-writer, synchronous)."""
+    """Kafka's UnifiedLog for one local replica (single-writer, synchronous).
+
+    Every method that reads or writes files is guarded (``_storage_io``): after an I/O error the
+    log's directory is offline (storage/log_dir_failure.py) and so is this log, which then
+    refuses everything with KafkaStorageError. Flushes (flush.messages, flush.ms) are not done
+    by appends: the caller asks ``flush_due`` and runs the fsync half of a flush wherever it
+    likes (storage/flush.py).
+    """
 
     def __init__(
         self, directory: Path, topic: str, partition: int, topic_id: uuid.UUID, config: LogConfig
@@ -144,7 +158,11 @@ class PartitionLog(TransactionalLog):
         self.has_transactions = False
         self.epoch_cache = LeaderEpochCache(directory / LEADER_EPOCH_CHECKPOINT)
         self._unflushed_messages = 0
-        self._last_flush_ms: int | None = None
+        self._last_flush_ms = int(time.time() * 1000)
+        self._truncations = 0  # a flush started before a truncation does not move the point
+        # I/O errors: the LogManager's handler (takes the directory offline) and the state
+        self.on_io_error: Callable[[Path, str, OSError], None] | None = None
+        self.offline = False
         # renamed ``.deleted`` files and the time (ms) after which they are removed
         self.pending_deletes: list[tuple[int, list[Path]]] = []
         self.cleaning = False  # the log cleaner holds a snapshot of this log's segments
@@ -278,6 +296,7 @@ class PartitionLog(TransactionalLog):
     def active_segment(self) -> LogSegment:
         return self.segments[-1]
 
+    @_storage_io("appending records to")
     def append_as_leader(
         self,
         records: bytes | bytearray | memoryview,
@@ -315,6 +334,7 @@ class PartitionLog(TransactionalLog):
         next_offset = assign_offsets_in_place(buf, headers, first, leader_epoch, append_time)
         return self._append(buf, headers, first, next_offset, leader_epoch, append_time, now_ms)
 
+    @_storage_io("appending fetched records to")
     def append_as_follower(self, records: bytes | bytearray | memoryview, *, now_ms: int) -> int:
         """Append batches fetched from the leader as they are: offsets, leader epochs and
         timestamps kept. Batches ending at or below the log end offset are skipped; a gap before
@@ -462,7 +482,6 @@ class PartitionLog(TransactionalLog):
         if self.auto_high_watermark:
             self.high_watermark = next_offset
         self._unflushed_messages += records
-        self._maybe_flush(now_ms)
         return AppendResult(
             first,
             next_offset - 1,
@@ -486,6 +505,7 @@ class PartitionLog(TransactionalLog):
             return self.roll(now_ms)
         return seg
 
+    @_storage_io("rolling a segment of")
     def roll(self, now_ms: int | None = None) -> LogSegment:
         """Start a new active segment at the log end offset."""
         old = self.active_segment
@@ -498,22 +518,67 @@ class PartitionLog(TransactionalLog):
         self._bases.append(seg.base_offset)
         return seg
 
-    def _maybe_flush(self, now_ms: int) -> None:
+    # ---- flushing -------------------------------------------------------------------------
+
+    def flush_due(self, now_ms: int) -> bool:
+        """Whether flush.messages or flush.ms asks for a flush now."""
+        if self.offline or self.log_end_offset <= self.recovery_point:
+            return False
         if self._unflushed_messages >= self.config.flush_interval_messages:
-            self.flush()
-            self._last_flush_ms = now_ms
-        elif self.config.flush_interval_ms is not None:
-            if self._last_flush_ms is None:
-                self._last_flush_ms = now_ms
-            elif now_ms - self._last_flush_ms >= self.config.flush_interval_ms:
-                self.flush()
-                self._last_flush_ms = now_ms
+            return True
+        ms = self.config.flush_interval_ms
+        return ms is not None and now_ms - self._last_flush_ms >= ms
+
+    def start_flush(self, now_ms: int | None = None) -> FlushJob | None:
+        """The files a flush up to the log end must fsync (None: nothing to flush); run the job
+        anywhere, then ``finish_flush`` it here (or ``flush_failed``)."""
+        if self.offline:
+            raise self.offline_error()
+        self._unflushed_messages = 0
+        self._last_flush_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        if self.log_end_offset <= self.recovery_point:
+            return None
+        job = FlushJob(self.log_end_offset, self._truncations)
+        try:
+            for seg in self.segments[self._segment_at(self.recovery_point) :]:
+                job.files += seg.files_to_sync()
+        except OSError as e:
+            job.close()
+            raise self.io_failed("flushing", e) from e
+        return job
+
+    def finish_flush(self, job: FlushJob) -> None:
+        if job.generation == self._truncations:
+            self.recovery_point = max(self.recovery_point, min(job.target, self.log_end_offset))
+
+    def flush_failed(self, error: OSError) -> KafkaStorageError:
+        return self.io_failed("flushing", error)
+
+    # ---- I/O errors ----------------------------------------------------------------------
+
+    def io_failed(self, what: str, error: OSError) -> KafkaStorageError:
+        """An I/O error: this log (and its directory) go offline; the error to raise."""
+        self.offline = True
+        where = f"{self.topic}-{self.partition}"
+        if self.on_io_error is not None:
+            self.on_io_error(self.directory.parent, f"{what} {where}", error)
+        return KafkaStorageError(
+            f"Error while {what} {where} in dir {self.directory.parent}: "
+            f"{error.strerror or error}"
+        )
+
+    def offline_error(self) -> KafkaStorageError:
+        return KafkaStorageError(
+            f"{self.topic}-{self.partition} is offline: log directory {self.directory.parent} "
+            f"failed"
+        )
 
     # ---- reading -------------------------------------------------------------------------
 
     def _segment_at(self, offset: int) -> int:
         return max(bisect.bisect_right(self._bases, offset) - 1, 0)
 
+    @_storage_io("reading")
     def read(
         self,
         offset: int,
@@ -548,6 +613,7 @@ class PartitionLog(TransactionalLog):
         data = self.read(offset, max_bytes, **kw)
         return b"".join(os.pread(r.fileno, r.length, r.position) for r in data.regions)
 
+    @_storage_io("searching timestamps in")
     def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record with timestamp >= ``timestamp_ms``."""
         for seg in self.segments:
@@ -585,6 +651,7 @@ class PartitionLog(TransactionalLog):
 
     # ---- maintenance ---------------------------------------------------------------------
 
+    @_storage_io("deleting records of")
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords: move the log start to ``offset`` (-1 = high watermark), deleting
         segments that lie wholly below it. Returns the new low watermark."""
@@ -613,6 +680,7 @@ class PartitionLog(TransactionalLog):
             out.append(seg)
         return out
 
+    @_storage_io("deleting segments of")
     def delete_segments(self, victims: list[LogSegment], now_ms: int | None = None) -> int:
         """Remove a prefix of segments from the log; files are renamed ``.deleted`` and removed
         after file.delete.delay.ms (in-flight fetches hold their own descriptors). Advances the
@@ -641,6 +709,7 @@ class PartitionLog(TransactionalLog):
         if self.config.file_delete_delay_ms <= 0:
             self.purge_deleted_files(now_ms)
 
+    @_storage_io("removing deleted segments of")
     def purge_deleted_files(self, now_ms: int) -> int:
         """Unlink ``.deleted`` files whose delay has passed; returns how many were removed."""
         removed = 0
@@ -662,6 +731,7 @@ class PartitionLog(TransactionalLog):
             self._deletable_prefix(lambda seg, upper: upper <= start), now_ms
         )
 
+    @_storage_io("applying retention to")
     def delete_old_segments(self, now_ms: int) -> int:
         """Kafka's deleteOldSegments: with the delete policy, segments past retention.ms (by
         their largest timestamp) then those over retention.bytes; with any policy, segments
@@ -692,6 +762,7 @@ class PartitionLog(TransactionalLog):
     def size_in_bytes(self) -> int:
         return sum(seg.size for seg in self.segments)
 
+    @_storage_io("truncating")
     def truncate_to(self, offset: int) -> None:
         """Drop everything at or after ``offset`` (follower truncation). Below the first
         segment the log restarts empty there (Kafka's truncateTo)."""
@@ -707,6 +778,7 @@ class PartitionLog(TransactionalLog):
         while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
             self.segments.pop().delete()
             self._bases.pop()
+        self._truncations += 1
         self.active_segment.truncate_to(offset)
         self.log_end_offset = self.active_segment.next_offset
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
@@ -714,12 +786,14 @@ class PartitionLog(TransactionalLog):
         self.epoch_cache.truncate_from_end(self.log_end_offset)
         self._load_producer_state()
 
+    @_storage_io("truncating")
     def truncate_fully_and_start_at(self, offset: int, now_ms: int | None = None) -> None:
         """Kafka's truncateFullyAndStartAt: every segment goes (renamed ``.deleted``, removed
         after file.delete.delay.ms) and the log restarts empty at ``offset``, which becomes its
         log start, log end and high watermark. A follower does this when the leader's log start
         offset passed its log end offset."""
         now = int(time.time() * 1000) if now_ms is None else now_ms
+        self._truncations += 1
         victims, self.segments, self._bases = self.segments, [], []
         self._schedule_deletion(victims, now)
         seg = self._new_segment(offset, create=True, now_ms=now)
@@ -731,13 +805,13 @@ class PartitionLog(TransactionalLog):
         self._delete_all_snapshots()
         self._unflushed_messages = 0
 
+    @_storage_io("flushing")
     def flush(self) -> None:
-        """fsync every segment holding offsets past the recovery point."""
-        i = self._segment_at(self.recovery_point)
-        for seg in self.segments[i:]:
-            seg.flush()
-        self.recovery_point = self.log_end_offset
-        self._unflushed_messages = 0
+        """fsync every segment holding offsets past the recovery point (here, blocking)."""
+        job = self.start_flush()
+        if job is not None:
+            job.run()
+            self.finish_flush(job)
 
     def close(self) -> None:
         if self.segments:

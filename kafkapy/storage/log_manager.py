@@ -1,9 +1,15 @@
 """All partition logs of a broker across its log directories: meta.properties, loading and
-recovery at startup, offset checkpoints, the clean-shutdown marker."""
+recovery at startup, offset checkpoints, the clean-shutdown marker, and log directories going
+offline after an I/O error (Kafka's LogManager.handleLogDirFailure): the directory's logs are
+marked offline, nothing is written there any more (checkpoints, the clean-shutdown marker: the
+next start recovers it), new partitions go to the online directories. The failure is logged
+once, in one line; the broker's reaction is server/log_dir_failures.py."""
 
 from __future__ import annotations
 
+import logging
 import shutil
+import threading
 import uuid
 from pathlib import Path
 
@@ -21,6 +27,9 @@ from kafkapy.storage.checkpoints import (
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.errors import InconsistentClusterIdError, KafkaStorageError
 from kafkapy.storage.log import PartitionLog, partition_dir_name
+from kafkapy.storage.log_dir_failure import LogDirFailure, LogDirFailureChannel
+
+log = logging.getLogger("kafkapy.storage")
 
 
 def parse_partition_dir(name: str) -> tuple[str, int] | None:
@@ -44,6 +53,51 @@ class LogManager:
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self._dir_of: dict[tuple[str, int], Path] = {}
         self.had_clean_shutdown: dict[Path, bool] = {}
+        self.failures = LogDirFailureChannel()
+        self.failures.listeners.append(self._take_offline)
+        # logs are added and removed on the broker's thread; a failure or a checkpoint may
+        # look at them from a worker thread
+        self._lock = threading.Lock()
+
+    # ---- log directory failures ----------------------------------------------------------
+
+    @property
+    def online_dirs(self) -> list[Path]:
+        return [d for d in self.log_dirs if not self.failures.is_offline(d)]
+
+    def is_online(self, d: Path) -> bool:
+        return not self.failures.is_offline(d)
+
+    def partitions_in(self, d: Path) -> list[tuple[str, int]]:
+        with self._lock:
+            return sorted(tp for tp, ld in self._dir_of.items() if ld == d)
+
+    def fail_dir(self, d: Path, what: str, error: OSError) -> None:
+        """An I/O error in ``d`` (any thread): take it offline (once)."""
+        self.failures.fail(d, what, error)
+
+    def _attach(self, tp: tuple[str, int], plog: PartitionLog, d: Path) -> None:
+        plog.on_io_error = self.fail_dir
+        with self._lock:
+            self.logs[tp] = plog
+            self._dir_of[tp] = d
+
+    def _take_offline(self, failure: LogDirFailure) -> None:
+        d = failure.log_dir
+        with self._lock:
+            tps = sorted(tp for tp, ld in self._dir_of.items() if ld == d)
+            for tp in tps:
+                self.logs[tp].offline = True
+        left = self.online_dirs
+        log.error(
+            "log directory offline dir=%s error=%r while %s: its %d partitions are offline on "
+            "this broker%s",
+            d,
+            failure.reason,
+            failure.what,
+            len(tps),
+            "" if left else "; no online log directory is left: the broker stops",
+        )
 
     # ---- startup / shutdown --------------------------------------------------------------
 
@@ -84,7 +138,7 @@ class LogManager:
                 tp = parse_partition_dir(child.name)
                 if tp is None:
                     continue
-                log = PartitionLog.open(
+                plog = PartitionLog.open(
                     d,
                     tp[0],
                     tp[1],
@@ -94,36 +148,67 @@ class LogManager:
                     recovery_point=recovery.get(tp, 0),
                     log_start_offset=starts.get(tp, 0),
                 )
-                self.logs[tp] = log
-                self._dir_of[tp] = d
+                self._attach(tp, plog, d)
             marker.unlink(missing_ok=True)
 
+    def _write_checkpoint(self, d: Path, name: str, offsets: dict[tuple[str, int], int]) -> None:
+        """A checkpoint of an online dir; an I/O error takes the dir offline."""
+        if not self.is_online(d):
+            return
+        try:
+            write_offset_checkpoint(d / name, offsets)
+        except OSError as e:
+            self.fail_dir(d, f"writing {name}", e)
+
+    def recovery_points(self) -> dict[Path, dict[tuple[str, int], int]]:
+        """Every online dir's recovery points (a snapshot to write from any thread)."""
+        with self._lock:
+            out: dict[Path, dict[tuple[str, int], int]] = {d: {} for d in self.online_dirs}
+            for tp, d in self._dir_of.items():
+                if d in out:
+                    out[d][tp] = self.logs[tp].recovery_point
+        return out
+
+    def write_recovery_points(self, snapshot: dict[Path, dict[tuple[str, int], int]]) -> None:
+        for d, recovery in snapshot.items():
+            self._write_checkpoint(d, RECOVERY_POINT_CHECKPOINT, recovery)
+
+    def checkpoint_recovery_points(self) -> None:
+        self.write_recovery_points(self.recovery_points())
+
     def checkpoint(self) -> None:
-        """Write recovery-point and log-start-offset checkpoints of every log dir."""
-        for d in self.log_dirs:
-            tps = [tp for tp, ld in self._dir_of.items() if ld == d]
-            write_offset_checkpoint(
-                d / RECOVERY_POINT_CHECKPOINT, {tp: self.logs[tp].recovery_point for tp in tps}
-            )
-            write_offset_checkpoint(
-                d / LOG_START_OFFSET_CHECKPOINT,
-                {tp: self.logs[tp].log_start_offset for tp in tps},
-            )
+        """Write recovery-point and log-start-offset checkpoints of every online log dir."""
+        self.checkpoint_recovery_points()
+        self.checkpoint_log_start_offsets()
 
     def flush_all(self) -> None:
-        for log in self.logs.values():
-            log.flush()
+        for plog in self.online_logs():
+            try:
+                plog.flush()
+            except KafkaStorageError:
+                pass  # its directory went offline (logged once)
 
     def shutdown(self) -> None:
-        """Flush, checkpoint, close every log, then write the clean-shutdown marker."""
+        """Flush, checkpoint, close every log, then write the clean-shutdown marker of every
+        online dir (an offline one is recovered at the next start)."""
         self.flush_all()
         self.checkpoint()
-        for log in self.logs.values():
-            log.close()
-        for d in self.log_dirs:
-            write_atomic(d / CLEAN_SHUTDOWN_MARKER, "")
-        self.logs.clear()
-        self._dir_of.clear()
+        for plog in self.logs.values():
+            try:
+                plog.close()
+            except OSError:
+                pass
+        for d in self.online_dirs:
+            try:
+                write_atomic(d / CLEAN_SHUTDOWN_MARKER, "")
+            except OSError as e:
+                self.fail_dir(d, "writing the clean-shutdown marker", e)
+        with self._lock:
+            self.logs.clear()
+            self._dir_of.clear()
+
+    def online_logs(self) -> list[PartitionLog]:
+        return [plog for plog in self.logs.values() if not plog.offline]
 
     # ---- retention -----------------------------------------------------------------------
 
@@ -131,25 +216,32 @@ class LogManager:
         """One retention pass over every log (Kafka's cleanupLogs); checkpoints the log start
         offsets when a segment went. Logs being cleaned are skipped this time."""
         deleted = 0
-        for log in list(self.logs.values()):
-            if log.cleaning:
+        for plog in self.online_logs():
+            if plog.cleaning:
                 continue
-            deleted += log.delete_old_segments(now_ms)
+            try:
+                deleted += plog.delete_old_segments(now_ms)
+            except KafkaStorageError:
+                continue  # its directory went offline (logged once)
         if deleted:
             self.checkpoint_log_start_offsets()
         return deleted
 
     def purge_deleted_files(self, now_ms: int) -> int:
         """Remove ``.deleted`` segment files whose file.delete.delay.ms has passed."""
-        return sum(log.purge_deleted_files(now_ms) for log in list(self.logs.values()))
+        removed = 0
+        for plog in self.online_logs():
+            try:
+                removed += plog.purge_deleted_files(now_ms)
+            except KafkaStorageError:
+                continue
+        return removed
 
     def checkpoint_log_start_offsets(self) -> None:
         for d in self.log_dirs:
-            tps = [tp for tp, ld in self._dir_of.items() if ld == d]
-            write_offset_checkpoint(
-                d / LOG_START_OFFSET_CHECKPOINT,
-                {tp: self.logs[tp].log_start_offset for tp in tps},
-            )
+            tps = self.partitions_in(d)
+            starts = {tp: self.logs[tp].log_start_offset for tp in tps}
+            self._write_checkpoint(d, LOG_START_OFFSET_CHECKPOINT, starts)
 
     # ---- partitions ----------------------------------------------------------------------
 
@@ -160,10 +252,14 @@ class LogManager:
         return list(self.logs.values())
 
     def _pick_dir(self) -> Path:
-        counts = {d: 0 for d in self.log_dirs}
+        online = self.online_dirs
+        if not online:
+            raise KafkaStorageError("no online log directory is left")
+        counts = {d: 0 for d in online}
         for d in self._dir_of.values():
-            counts[d] += 1
-        return min(self.log_dirs, key=lambda d: counts[d])
+            if d in counts:
+                counts[d] += 1
+        return min(online, key=lambda d: counts[d])
 
     def create_log(
         self,
@@ -181,23 +277,26 @@ class LogManager:
             return existing
         d = self._pick_dir()
         try:
-            log = PartitionLog.open(
+            plog = PartitionLog.open(
                 d, topic, partition, topic_id, config or self.default_config, recover=False
             )
         except OSError as e:
+            self.fail_dir(d, f"creating {topic}-{partition}", e)
             raise KafkaStorageError(f"cannot create {topic}-{partition} in {d}: {e}") from e
-        self.logs[tp] = log
-        self._dir_of[tp] = d
-        return log
+        self._attach(tp, plog, d)
+        return plog
 
     def delete_log(self, topic: str, partition: int) -> None:
         """Close the log, rename its directory to ``<tp>.<uuid>-delete``, then remove it."""
         tp = (topic, partition)
-        log = self.logs.pop(tp, None)
-        d = self._dir_of.pop(tp, None)
-        if log is None or d is None:
+        with self._lock:
+            plog = self.logs.pop(tp, None)
+            d = self._dir_of.pop(tp, None)
+        if plog is None or d is None:
             return
-        log.close()
+        if plog.offline or not self.is_online(d):
+            return  # nothing is written to a failed directory
+        plog.close()
         src = d / partition_dir_name(topic, partition)
         dst = d / f"{partition_dir_name(topic, partition)}.{uuid.uuid4().hex}-delete"
         src.rename(dst)

@@ -38,6 +38,7 @@ from kafkapy.protocol.record_batch import (
     assign_offsets_in_place,
     parse_batch_header,
 )
+from kafkapy.storage.io_guard import storage_io
 from kafkapy.storage.producer_snapshot import (
     CorruptSnapshotError,
     list_snapshots,
@@ -68,6 +69,7 @@ class TransactionalLog:
 
     # ---- markers -------------------------------------------------------------------------
 
+    @storage_io("appending a transaction marker to")
     def append_end_txn_marker(
         self: PartitionLog,
         producer_id: int,
@@ -101,10 +103,18 @@ class TransactionalLog:
         if not h.is_control:
             state.update(h, offset)
             return
-        completed = state.update_marker(h, offset, _marker(memoryview(buf)[pos : pos + h.size]))
+        self._end_transaction(seg, h, offset, memoryview(buf)[pos : pos + h.size], index=True)
+
+    def _end_transaction(
+        self: PartitionLog, seg: LogSegment, h: BatchHeader, offset: int, batch, *, index: bool
+    ) -> None:
+        """Apply the control batch ``batch`` at ``offset``: close its producer's transaction,
+        recording an abort in ``seg``'s transaction index when ``index``."""
+        state = self.producer_state
+        completed = state.update_marker(h, offset, _marker(batch))
         if completed is None:
             return
-        if completed.aborted:
+        if completed.aborted and index:
             seg.txn_index.append(
                 AbortedTxn(
                     completed.producer_id,
@@ -248,20 +258,10 @@ class TransactionalLog:
                     if h.last_offset < start or h.producer_id < 0:
                         continue
                     if h.is_control:
-                        marker = _marker(seg.read_batch(pos, h.size))
-                        completed = state.update_marker(h, h.base_offset, marker)
-                        if completed is None:
-                            continue
-                        if completed.aborted and id(seg) in rebuild:
-                            seg.txn_index.append(
-                                AbortedTxn(
-                                    completed.producer_id,
-                                    completed.first_offset,
-                                    completed.last_offset,
-                                    state.last_stable_offset_of(completed),
-                                )
-                            )
-                        state.complete_txn(completed)
+                        batch = seg.read_batch(pos, h.size)
+                        self._end_transaction(
+                            seg, h, h.base_offset, batch, index=id(seg) in rebuild
+                        )
                     else:
                         state.update(h, h.base_offset)
             except CorruptRecordError as e:  # recovery truncated torn tails already

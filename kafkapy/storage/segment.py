@@ -22,6 +22,7 @@ from kafkapy.protocol.record_batch import (
     decode_records,
     parse_batch_header,
 )
+from kafkapy.storage import faults
 from kafkapy.storage.index import CorruptIndexError, OffsetIndex, TimeIndex
 from kafkapy.storage.txn_index import TransactionIndex
 
@@ -56,6 +57,8 @@ class LogSegment:
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
         self.log_path = directory / segment_name(base_offset, ".log")
+        if create and faults.ACTIVE:
+            faults.check_create(self.log_path)
         flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)
         self.fd = os.open(self.log_path, flags, 0o644)
         self.size = os.fstat(self.fd).st_size
@@ -94,15 +97,25 @@ class LogSegment:
             raise CorruptIndexError(f"{self.log_path}: index files missing")
         self.offset_index.load()
         self.time_index.load()
+        self.txn_index.sanity_check()
         if self.offset_index.keys and self.offset_index.values[-1] >= max(self.size, 1):
             raise CorruptIndexError(f"{self.offset_index.path}: entry beyond the log end")
-        last_offset, pos = self.offset_index.lookup(2**63 - 1)
+        idx = self.offset_index
+        for i in {0, len(idx) - 1} if len(idx) else ():  # the entries point at their batches
+            head = os.pread(self.fd, BATCH_HEADER_SIZE, idx.values[i])
+            h = parse_batch_header(head) if len(head) == BATCH_HEADER_SIZE else None
+            if h is None or h.magic != MAGIC or h.last_offset != idx.keys[i]:
+                raise CorruptIndexError(f"{idx.path}: entry {i} does not point at its batch")
+        last_offset, pos = idx.lookup(2**63 - 1)
         next_offset = self.base_offset
         for _, h in self.iter_headers(pos):
             next_offset = h.next_offset
         if next_offset == self.base_offset and self.offset_index.keys:
             raise CorruptIndexError(f"{self.offset_index.path}: entries past the log")
         self.next_offset = next_offset
+        values = self.time_index.values
+        if values and not (self.base_offset <= min(values) and max(values) < next_offset):
+            raise CorruptIndexError(f"{self.time_index.path}: entries outside the segment")
         self.max_timestamp, self.offset_of_max_timestamp = self.time_index.last_entry()
         self._load_first_timestamp()
 
@@ -177,7 +190,10 @@ class LogSegment:
         view = memoryview(data)
         written = 0
         while written < len(view):
-            written += os.write(self.fd, view[written:])
+            chunk = view[written:]
+            if faults.ACTIVE:
+                chunk = chunk[: faults.writable(self.log_path, len(chunk))]
+            written += os.write(self.fd, chunk)
         if self.first_batch_timestamp is None and batches:
             self.first_batch_timestamp = batches[0][1]
         for last_offset, max_ts, size in batches:
@@ -287,10 +303,22 @@ class LogSegment:
         self.recover()
 
     def flush(self) -> None:
+        if faults.ACTIVE:
+            faults.check_sync(self.log_path)
         os.fsync(self.fd)
         self.offset_index.flush()
         self.time_index.flush()
         self.txn_index.flush()
+
+    def files_to_sync(self) -> list[tuple[int, str]]:
+        """Duplicates of the descriptors a flush must fsync, with their paths (the caller
+        closes them: storage/flush.py)."""
+        out = [(os.dup(self.fd), str(self.log_path))]
+        for index in (self.offset_index, self.time_index):
+            fd = index.dup_fd()
+            if fd is not None:
+                out.append((fd, str(index.path)))
+        return out
 
     def close(self) -> None:
         if self.closed:

@@ -68,8 +68,15 @@ class TransactionIndex:
         self.last_offset: int | None = None
         if path.exists():
             self._open()
-            tail = self._read(max(self._size - ENTRY_SIZE, 0), ENTRY_SIZE)
-            entries = decode_entries(tail, str(path))
+            whole = self._size - self._size % ENTRY_SIZE
+            if whole != self._size:  # a torn last entry: later appends must stay aligned
+                os.ftruncate(self._fd, whole)
+                self._size = whole
+            tail = self._read(max(whole - ENTRY_SIZE, 0), ENTRY_SIZE)
+            try:
+                entries = decode_entries(tail, str(path))
+            except CorruptIndexError:
+                entries = []  # sanity_check() reports it; the segment is then recovered
             if entries:
                 self.last_offset = entries[-1].last_offset
 

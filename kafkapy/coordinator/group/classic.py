@@ -119,6 +119,11 @@ class ClassicMember:
     def protocol_names(self) -> list[str]:
         return [name for name, _ in self.protocols]
 
+    def protocol_set(self) -> set[str]:
+        """The protocols supported, each once (a JoinGroup may repeat a name; Kafka counts a
+        member once per protocol, so that every candidate is supported by every member)."""
+        return {name for name, _ in self.protocols}
+
     def metadata_for(self, protocol: str) -> bytes:
         for name, meta in self.protocols:
             if name == protocol:
@@ -193,7 +198,7 @@ class ClassicGroup:
         self.members[member.member_id] = member
         if member.group_instance_id is not None:
             self.static_members[member.group_instance_id] = member.member_id
-        self.supported_protocols.update(member.protocol_names())
+        self.supported_protocols.update(member.protocol_set())
         member.join_pending = join
         if self.leader_id is None:
             self.leader_id = member.member_id
@@ -203,7 +208,7 @@ class ClassicGroup:
         self.pending_sync.discard(member_id)
         if member is None:
             return None
-        self.supported_protocols.subtract(member.protocol_names())
+        self.supported_protocols.subtract(member.protocol_set())
         self.supported_protocols += Counter()  # drop zero counts
         if member.group_instance_id is not None:
             if self.static_members.get(member.group_instance_id) == member_id:
@@ -220,10 +225,10 @@ class ClassicGroup:
         session_timeout_ms: int,
         join: Pending[JoinResult] | None,
     ) -> None:
-        self.supported_protocols.subtract(member.protocol_names())
+        self.supported_protocols.subtract(member.protocol_set())
         self.supported_protocols += Counter()
         member.protocols = protocols
-        self.supported_protocols.update(member.protocol_names())
+        self.supported_protocols.update(member.protocol_set())
         member.rebalance_timeout_ms = rebalance_timeout_ms
         member.session_timeout_ms = session_timeout_ms
         member.join_pending = join

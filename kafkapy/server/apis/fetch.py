@@ -27,6 +27,7 @@ session id gets FETCH_SESSION_ID_NOT_FOUND, as for an evicted session.
 from __future__ import annotations
 
 import os
+import uuid
 
 import trio
 
@@ -39,6 +40,7 @@ from ..registry import api
 from ..responses import RawResponse
 
 FINAL_EPOCH = -1
+ZERO_UUID = uuid.UUID(int=0)  # kio reads the zero topic id as None
 READ_COMMITTED = 1
 
 
@@ -72,7 +74,7 @@ def _read_all(broker, version, request, topics_req, replica_id=-1, refused=None)
     for ft in topics_req:
         info, missing_code = _resolve(broker, version, ft)
         name = info.name if info else getattr(ft, "topic", "")
-        tid = info.topic_id if info else getattr(ft, "topic_id", None)
+        tid = info.topic_id if info else getattr(ft, "topic_id", None) or ZERO_UUID
         tr = TopicResult(name=name or "", topic_id=tid)
         for fp in ft.partitions:
             pr = PartitionResult(partition=fp.partition, aborted=[] if read_committed else None)

@@ -13,6 +13,7 @@ AlterPartitionReassignments and leave the list once the controller completed the
 from __future__ import annotations
 
 from kafkapy.metadata import znodes as zn
+from kafkapy.metadata.names import validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
@@ -27,6 +28,8 @@ def _assignment(store, name: str):
 def ongoing(store, name: str, partitions) -> list[tuple[int, list[int], list[int], list[int]]]:
     """(partition, replicas, adding, removing) of the topic's partitions being reassigned, among
     ``partitions`` (None: all)."""
+    if validate_topic_name(name) is not None:  # no such topic can exist (nor znode path)
+        return []
     a = _assignment(store, name)
     if a is None:
         return []

@@ -7,8 +7,8 @@ topics. Missing topics are auto-created when the request allows it (v4+; always 
 versions) and auto.create.topics.enable is true, with num.partitions and
 default.replication.factor; otherwise UNKNOWN_TOPIC_OR_PARTITION. Invalid names get
 INVALID_TOPIC_EXCEPTION. Authorized operations are not computed (Kafka's "not requested" value
--2147483648 is returned). Topic-id lookups (v10+ with a null name) answer UNKNOWN_TOPIC_ID when the
-id is unknown.
+-2147483648 is returned). Topic-id lookups (v12+ with a null name) answer UNKNOWN_TOPIC_ID when the
+id is unknown; in v10-11 a null name or a topic id makes the request INVALID_REQUEST, as in Kafka.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import uuid
 from kafkapy.metadata.names import validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
 
+from ..error_response import RequestError
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from ..topics import TopicError
@@ -73,6 +74,18 @@ async def handle(ctx, request):
     allow_auto = getattr(request, "allow_auto_topic_creation", True)
     live = broker.cluster.list_brokers()
     entries = []
+    if ctx.version < 12 and request.topics:
+        for t in request.topics:  # as Kafka: topic ids are served from v12
+            if t.name is None:
+                raise RequestError(
+                    ErrorCode.invalid_request,
+                    f"Topic name can not be null for version {ctx.version}",
+                )
+            if getattr(t, "topic_id", None) is not None:
+                raise RequestError(
+                    ErrorCode.invalid_request,
+                    f"Topic IDs are not supported in requests for version {ctx.version}",
+                )
     if request.topics is None or (ctx.version == 0 and not request.topics):  # v0: [] = all
         entries = [topic_entry(ctx, topics.get(n), live) for n in sorted(topics.by_name)]
     else:

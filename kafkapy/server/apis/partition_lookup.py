@@ -23,6 +23,8 @@ def lookup(broker, topic: str, partition: int, current_leader_epoch: int = -1) -
     plog = broker.topics.log(topic, partition)
     if plog is None:
         return PartitionRef(ErrorCode.not_leader_or_follower)
+    if plog.offline:  # its log directory failed
+        return PartitionRef(ErrorCode.kafka_storage_error)
     state = info.states.get(partition)
     epoch = state.leader_epoch if state else 0
     if broker.replicas is not None:  # ZooKeeper mode: only the leader answers

@@ -19,7 +19,9 @@ is refused with NOT_ENOUGH_REPLICAS when the ISR is smaller than min.insync.repl
 append it waits (on events) until the high watermark covers the batch — the whole ISR has it —
 then answers, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.insync.replicas
 meanwhile, NOT_LEADER_OR_FOLLOWER if leadership moved, REQUEST_TIMED_OUT after the request's
-timeout. acks=1 answers after the local append.
+timeout. acks=1 answers after the local append. flush.messages / flush.ms fsyncs run before the
+answer, in a worker thread (server/log_flusher.py); a storage error (full disk, failed device)
+is KAFKA_STORAGE_ERROR for the partition, whose log directory goes offline.
 
 Transactions: batches with the transactional bit need the request's transactional_id (else
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition, as Kafka without an authorizer) and
@@ -33,6 +35,7 @@ write while the producer's transaction is open, with INVALID_TXN_STATE.
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 import trio
 
@@ -47,9 +50,10 @@ from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.errors import StorageError
 
 from ..connection import CloseConnection
+from ..log_flusher import flush_if_due
 from ..registry import api
 from ..responses import NO_RESPONSE, RawResponse
-from ..txn_verification import transactional_batch, verify_partitions
+from ..txn_verification import map_verification_error, transactional_batch, verify_partitions
 
 log = logging.getLogger("kafkapy.produce")
 
@@ -144,6 +148,23 @@ async def _await_replication(broker, pending, timeout_s: float):
     return errors
 
 
+async def _flush_if_due(broker, topics, results, now_ms: int) -> dict:
+    """flush.messages / flush.ms of the partitions appended to, before answering (the fsyncs
+    off the event loop: server/log_flusher.py); {(topic, partition): KAFKA_STORAGE_ERROR} for
+    those whose flush failed."""
+    failed = {}
+    it = iter(results)
+    for td in topics:
+        for pd in td.partitions:
+            if next(it)[0] != ErrorCode.none:
+                continue
+            try:
+                await flush_if_due(broker.topics.log(td.name, pd.index), now_ms)
+            except StorageError as e:
+                failed[(td.name, pd.index)] = ErrorCode(e.error_code)
+    return failed
+
+
 @api("Produce", raw=True)
 async def handle(ctx, _request):
     from ..broker import now_ms
@@ -159,7 +180,9 @@ async def handle(ctx, _request):
         for pd in td.partitions:
             r = pd.records
             if r is not None and len(r) > 22 and r[22] & TRANSACTIONAL_BIT:
-                txn_batches.append(transactional_batch(td.name, pd.index, r))
+                b = transactional_batch(td.name, pd.index, r)
+                if b is not None:  # too short for a header: the append refuses it
+                    txn_batches.append(b)
     guards: dict = {}
     refused: dict = {}
     if txn_batches:
@@ -168,7 +191,12 @@ async def handle(ctx, _request):
         if len({(b.producer_id, b.producer_epoch) for b in txn_batches}) > 1:
             return _error_response(ctx, request, ErrorCode.invalid_producer_id_mapping)
         if acks in VALID_ACKS:
-            guards, refused = await verify_partitions(broker, request.transactional_id, txn_batches)
+            guards, refused = await verify_partitions(
+                broker,
+                request.transactional_id,
+                txn_batches,
+                partial(map_verification_error, produce_version=ctx.version),
+            )
     now = now_ms()
     failed = False
     appended = False
@@ -195,9 +223,13 @@ async def handle(ctx, _request):
             results.append(res)
     if appended:
         broker.appended.notify()
-    late = {}
+    # the records are in the log: the frame's request memory is free (Kafka releases a produce
+    # request's buffer before it waits in purgatory), so acks=all waits hold none of it
+    broker.request_memory.release(ctx.frame)
+    late = await _flush_if_due(broker, request.topics, results, now) if appended else {}
+    pending = [p for p in pending if (p[0], p[1]) not in late]
     if pending:
-        late = await _await_replication(broker, pending, request.timeout_ms / 1000)
+        late.update(await _await_replication(broker, pending, request.timeout_ms / 1000))
     it = iter(results)
     topics = []
     for td in request.topics:
