@@ -165,7 +165,7 @@ class MarkerSender:
         )
         # the leader waits up to request.timeout.ms for its ISR before it answers
         timeout = broker.config.request_timeout_ms / 1000 + 5
-        response = await self.service.peers.request(leader, request, timeout)
+        response = await self.service.marker_peers.request(leader, request, timeout)
         answers = list(response.markers)
         if len(answers) != len(markers):
             by_pid = {a.producer_id: a for a in answers}

@@ -84,7 +84,10 @@ class TxnService:
             self._allocate_producer_id,
         )
         self.log = InternalTopicLog(broker, TXN_TOPIC)
-        self.peers = PeerPool(broker, f"broker-{broker.broker_id}-txn")
+        # separate connections, as Kafka's marker channel and AddPartitionsToTxnManager: a
+        # WriteTxnMarkers waiting for an ISR must not hold up verifications
+        self.marker_peers = PeerPool(broker, f"broker-{broker.broker_id}-txn-marker-sender")
+        self.verify_peers = PeerPool(broker, f"broker-{broker.broker_id}-txn-verification")
         self.markers = MarkerSender(self)
         self.loaded = trio.Event()
         self._wakeup = trio.Event()
@@ -354,7 +357,7 @@ class TxnService:
         )
         timeout = self.broker.config.request_timeout_ms / 1000
         try:
-            response = await self.peers.request(leader, request, timeout)
+            response = await self.verify_peers.request(leader, request, timeout)
         except PeerUnavailable as e:
             log.info(
                 "cannot verify transactional.id=%s with broker %d: %s", transactional_id, leader, e
