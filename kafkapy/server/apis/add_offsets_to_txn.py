@@ -11,12 +11,11 @@ when __consumer_offsets cannot be created.
 
 from __future__ import annotations
 
+from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-
-OFFSETS_TOPIC = "__consumer_offsets"
 
 
 @api("AddOffsetsToTxn")

@@ -11,13 +11,14 @@ answer (error message from v1); v4+ carry a batch of coordinator_keys and one an
 
 from __future__ import annotations
 
+from kafkapy.metadata.names import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
 GROUP, TRANSACTION = 0, 1
-_TOPICS = {GROUP: "__consumer_offsets", TRANSACTION: "__transaction_state"}
+_TOPICS = {GROUP: OFFSETS_TOPIC, TRANSACTION: TRANSACTION_STATE_TOPIC}
 
 
 def _lookup(ctx, key: str, key_type: int) -> tuple[int, str | None, int, str, int]:
