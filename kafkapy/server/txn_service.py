@@ -169,7 +169,15 @@ class TxnService:
         cache = self.coordinator.cache
         for p, epoch in sorted(cache.loading.items()):
             plog = self.broker.topics.log(TXN_TOPIC, p)
-            records = [] if plog is None else await trio.to_thread.run_sync(read_log_records, plog)
+            try:
+                records = (
+                    [] if plog is None else await trio.to_thread.run_sync(read_log_records, plog)
+                )
+            except Exception as e:  # an offline log dir: this broker cannot coordinate these ids
+                log.warning("cannot load %s-%d: %r", TXN_TOPIC, p, e)
+                if cache.loading.get(p) == epoch:
+                    cache.unload(p)
+                continue
             owned = cache.complete_loading(p, epoch, records)
             if owned is None:
                 continue  # leadership moved during the load
@@ -211,9 +219,15 @@ class TxnService:
         partition = self.partition_for(prepared.transactional_id)
         t = prepared.transit
         value = None if t.state == TxnState.DEAD else encode_state(t)
-        append_err = await self._append(
-            partition, [(encode_key(prepared.transactional_id), value)], t.timeout_ms
-        )
+        try:
+            append_err = await self._append(
+                partition, [(encode_key(prepared.transactional_id), value)], t.timeout_ms
+            )
+        except trio.Cancelled:
+            # the request went away mid-write: drop the pending transition, as after a timeout
+            # (what reached the log is reloaded by the next leader)
+            self.coordinator.complete_write(prepared, ErrorCode.request_timed_out)
+            raise
         return self.coordinator.complete_write(prepared, append_err, retry_on=retry_on)
 
     async def _append(
