@@ -7,12 +7,15 @@ read_uncommitted consumers.
 
 Throughput: one confluent-kafka producer (librdkafka), 100 B and 1 KiB records, batch.size
 1 MiB, linger.ms 5, acks=all, one partition, as fast as it goes for a fixed time (first
-produce() to the last commit or flush): idempotent (enable.idempotence) and transactional,
-committing every 1,000 records and every 100 ms. Per run: records/s, MB/s, commits/s, the
-time each commit_transaction() call took (p50/p99: EndTxn, PrepareCommit written, the
-producer's answer; the markers are written after the answer, as Kafka does), and the broker's
-CPU seconds per second of the run. Each figure is the median of --repeat runs (min-max), a
-fresh topic per run.
+produce() to the last commit or flush): idempotent (enable.idempotence) with no batches, and
+in batches of 1,000 records and of 100 ms, once transactional (commit_transaction() ends a
+batch) and once idempotent with flush() ending it, so that the transactional figure can be
+compared both with plain idempotent produce and with the same batching without transactions
+(a producer that waits for its records every batch stops enqueueing meanwhile). Per run:
+records/s, MB/s, batches/s, the time each batch end took (p50/p99: for a commit, the flush of
+the batch's records, then EndTxn and the PrepareCommit write; the markers are written after
+the answer, as Kafka does), and the broker's CPU seconds per second of the run. Each figure is
+the median of --repeat runs (min-max), a fresh topic per run.
 
 Latency: a transactional producer paced at --rate records/s (100 B, linger.ms 1) commits every
 100 ms; two confluent-kafka consumers in other processes, read_committed and read_uncommitted,
@@ -48,10 +51,21 @@ from run import Broker
 RESULTS = Path(__file__).resolve().parent / "results"
 MiB = 1024 * 1024
 CLIENT_CPU = 0
-MODES = ("idempotent", "txn-1000", "txn-100ms")
+# (name, transactional, end a batch every N records, or every N ms)
+MODES = {
+    "idempotent": (False, None, None),
+    "idempotent, flush every 1,000": (False, 1000, None),
+    "transactional, commit every 1,000": (True, 1000, None),
+    "idempotent, flush every 100 ms": (False, None, 100),
+    "transactional, commit every 100 ms": (True, None, 100),
+}
+BASELINE = {  # what each transactional mode is compared with: the same batches, no transaction
+    "transactional, commit every 1,000": "idempotent, flush every 1,000",
+    "transactional, commit every 100 ms": "idempotent, flush every 100 ms",
+}
 
 
-def producer_config(bootstrap: str, mode: str, linger_ms: int = 5) -> dict:
+def producer_config(bootstrap: str, transactional: bool, linger_ms: int = 5) -> dict:
     conf = {
         "bootstrap.servers": bootstrap,
         "acks": "all",
@@ -63,64 +77,71 @@ def producer_config(bootstrap: str, mode: str, linger_ms: int = 5) -> dict:
         "delivery.report.only.error": True,
         "log_level": 0,
     }
-    if mode != "idempotent":
-        conf["transactional.id"] = f"bench-{mode}-{time.monotonic_ns()}"
+    if transactional:
+        conf["transactional.id"] = f"bench-{time.monotonic_ns()}"
     return conf
 
 
 def throughput_run(broker: Broker, topic: str, mode: str, size: int, seconds: float) -> dict:
-    p = Producer(producer_config(broker.bootstrap, mode))
+    """Produce as fast as the producer goes for ``seconds``; a batch ends (flush() for the
+    idempotent producer, commit_transaction() for the transactional one: both wait for every
+    record of the batch) every ``every_n`` records or ``every_ms`` ms."""
+    txn, every_n, every_ms = MODES[mode]
+    p = Producer(producer_config(broker.bootstrap, txn))
     payload = b"\x00" * size
-    txn = mode != "idempotent"
     if txn:
         p.init_transactions(30)
-    commit_ms: list[float] = []
+        p.begin_transaction()
+    end_ms: list[float] = []  # how long each batch end took
     sent = 0
     cpu0 = broker.cpu_seconds()
-    start = time.monotonic()
-    last_commit = start
-    if txn:
-        p.begin_transaction()
+    start = last_end = time.monotonic()
+    in_batch = 0
     while time.monotonic() - start < seconds:
-        for _ in range(100):
+        for _ in range(100 if every_n is None else min(100, every_n - in_batch)):
             try:
                 p.produce(topic, payload)
                 sent += 1
+                in_batch += 1
             except BufferError:
                 p.poll(0.0005)
-            if mode == "txn-1000" and sent % 1000 == 0:
-                break
         p.poll(0)
         now = time.monotonic()
-        due = sent % 1000 == 0 if mode == "txn-1000" else now - last_commit >= 0.1
-        if txn and due:
-            t = time.monotonic()
-            p.commit_transaction(30)
-            commit_ms.append((time.monotonic() - t) * 1000)
-            last_commit = time.monotonic()
-            p.begin_transaction()
+        due = (every_n is not None and in_batch >= every_n) or (
+            every_ms is not None and (now - last_end) * 1000 >= every_ms
+        )
+        if due:
+            if txn:
+                p.commit_transaction(30)
+                p.begin_transaction()
+            else:
+                p.flush(30)
+            end_ms.append((time.monotonic() - now) * 1000)
+            last_end = time.monotonic()
+            in_batch = 0
+    t = time.monotonic()
     if txn:
-        t = time.monotonic()
         p.commit_transaction(30)
-        commit_ms.append((time.monotonic() - t) * 1000)
     else:
         p.flush(60)
+    if every_n or every_ms:
+        end_ms.append((time.monotonic() - t) * 1000)
     took = time.monotonic() - start
     cpu = broker.cpu_seconds() - cpu0
-    commit_ms.sort()
+    end_ms.sort()
     return {
         "records_per_s": sent / took,
         "mb_per_s": sent * size / took / 1e6,
-        "commits_per_s": len(commit_ms) / took,
-        "commit_p50_ms": latency.percentile(commit_ms, 50) if commit_ms else None,
-        "commit_p99_ms": latency.percentile(commit_ms, 99) if commit_ms else None,
+        "batches_per_s": len(end_ms) / took,
+        "end_p50_ms": latency.percentile(end_ms, 50) if end_ms else None,
+        "end_p99_ms": latency.percentile(end_ms, 99) if end_ms else None,
         "broker_cpu_per_s": cpu / took,
     }
 
 
 def paced_transactions(bootstrap: str, topic: str, rate: float, seconds: float) -> int:
     """Produce ``rate`` records/s with the send time in each, committing every 100 ms."""
-    p = Producer({**producer_config(bootstrap, "txn-100ms", linger_ms=1), "batch.size": 64 * 1024})
+    p = Producer({**producer_config(bootstrap, True, linger_ms=1), "batch.size": 64 * 1024})
     p.init_transactions(30)
     pad = b"\x00" * (100 - latency.STAMP.size)
     pack = latency.STAMP.pack
@@ -257,32 +278,34 @@ def report(doc: dict) -> str:
     ]
     if doc["throughput"]:
         lines += [
-            "| produce, acks=all, 1 partition | records/s | MB/s | vs idempotent | commits/s "
-            "| commit p50 / p99 ms | broker CPU s/s |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "| produce, acks=all, 1 partition | records/s | MB/s | vs idempotent "
+            "| vs same batches | batches/s | batch end p50 / p99 ms | broker CPU s/s |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for size in (100, 1024):
-            base = doc["throughput"].get(f"idempotent {size}", [])
-            base_med = statistics.median(r["records_per_s"] for r in base) if base else None
+
+            def median_rate(mode: str, size: int = size) -> float | None:
+                runs = doc["throughput"].get(f"{mode} {size}", [])
+                return statistics.median(r["records_per_s"] for r in runs) if runs else None
+
+            base = median_rate("idempotent")
             for mode in MODES:
                 runs = doc["throughput"].get(f"{mode} {size}", [])
                 if not runs:
                     continue
 
                 def col(key: str, runs=runs) -> str:
-                    return fmt_values([r[key] for r in runs if r[key] is not None])
+                    vals = [r[key] for r in runs if r[key] is not None]
+                    return fmt_values(vals) if vals else "–"
 
-                rate = statistics.median(r["records_per_s"] for r in runs)
-                ratio = f"{100 * rate / base_med:.0f}%" if base_med else "–"
-                commit = (
-                    f"{col('commit_p50_ms')} / {col('commit_p99_ms')}"
-                    if mode != "idempotent"
-                    else "–"
-                )
-                commits = col("commits_per_s") if mode != "idempotent" else "–"
+                rate = median_rate(mode)
+                ratio = f"{100 * rate / base:.0f}%" if base and rate else "–"
+                same = median_rate(BASELINE[mode]) if mode in BASELINE else None
+                vs_same = f"{100 * rate / same:.0f}%" if same and rate else "–"
                 lines.append(
                     f"| {size} B, {mode} | {col('records_per_s')} | {col('mb_per_s')} | {ratio} "
-                    f"| {commits} | {commit} | {col('broker_cpu_per_s')} |"
+                    f"| {vs_same} | {col('batches_per_s')} "
+                    f"| {col('end_p50_ms')} / {col('end_p99_ms')} | {col('broker_cpu_per_s')} |"
                 )
         lines.append("")
     runs = doc["latency"].get("runs", [])
