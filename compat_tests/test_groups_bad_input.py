@@ -182,12 +182,15 @@ def test_delete_non_empty_group(gbroker):
     assert_still_serving(gbroker)
 
 
-def test_find_coordinator_transaction_key_type(gbroker):
+def test_find_coordinator_transaction_and_unknown_key_types(gbroker):
+    port = int(gbroker.bootstrap.rsplit(":", 1)[1])
     with RawClient(gbroker.bootstrap) as c:
-        old = c.request(FindCoordinator3(key="txn", key_type=1))
-        assert old.error_code == E.coordinator_not_available and old.node_id == -1
+        old = c.request(FindCoordinator3(key="txn", key_type=1))  # the transaction coordinator
+        assert old.error_code == E.none and old.port == port
         new = c.request(FindCoordinator4(key_type=1, coordinator_keys=("a", "b")))
-        assert [k.error_code for k in new.coordinators] == [E.coordinator_not_available] * 2
+        assert [(k.error_code, k.port) for k in new.coordinators] == [(E.none, port)] * 2
+        bad = c.request(FindCoordinator4(key_type=5, coordinator_keys=("a",)))
+        assert [k.error_code for k in bad.coordinators] == [E.invalid_request]
     assert_still_serving(gbroker)
 
 
