@@ -59,6 +59,8 @@ from kafkapy.protocol.headers import (
 from kafkapy.protocol.request_guard import Guard, UnknownTaggedField, guard_for
 from kafkapy.protocol.tagged_fields import strip_unknown_tags
 from kafkapy.protocol.wire import INT32, DecodeError
+from kafkapy.security.principal import KafkaPrincipal
+from kafkapy.security.session import Session
 from kafkapy.storage.log import FileRegion
 
 from .error_response import UNKNOWN_SERVER_ERROR_MESSAGE, RequestError, error_response
@@ -88,10 +90,16 @@ class RequestContext:
     frame: bytes | bytearray  # the whole request (header and body); handlers may modify it
     peer: str
     connection_id: int
+    session: Session  # principal, listener, security protocol, client address
 
     @property
     def version(self) -> int:
         return self.header.api_version
+
+    @property
+    def principal(self) -> KafkaPrincipal:
+        """Who the connection authenticated as (``User:ANONYMOUS`` without authentication)."""
+        return self.session.principal
 
     @property
     def R(self) -> ModuleType:  # noqa: N802  (the response entities of this request's version)
@@ -146,7 +154,9 @@ def decode_body(header: RequestHeader, frame: bytes | bytearray) -> Any:
     return request
 
 
-async def handle_frame(broker: Broker, frame: bytes | bytearray, peer: str, conn_id: int) -> Any:
+async def handle_frame(
+    broker: Broker, frame: bytes | bytearray, peer: str, conn_id: int, session: Session
+) -> Any:
     """Dispatch one request frame; return the encoded response parts or NO_RESPONSE."""
     try:
         header = parse_request_header(frame)
@@ -164,7 +174,7 @@ async def handle_frame(broker: Broker, frame: bytes | bytearray, peer: str, conn
             f"unsupported version {header.api_version} of {reg.range.name} "
             f"(served {reg.range.accept_min}-{reg.range.max_version})"
         )
-    ctx = RequestContext(broker, header, frame, peer, conn_id)
+    ctx = RequestContext(broker, header, frame, peer, conn_id, session)
     request = None if reg.raw else decode_body(header, frame)
     try:
         if FAILING_APIS and ({reg.range.name, "*"} & FAILING_APIS):
@@ -278,6 +288,7 @@ async def _serve_frames(
     frames: list[bytearray],
     peer: str,
     conn_id: int,
+    session: Session,
     activity: Activity,
 ) -> bool:
     """Handle received frames in order (emptying ``frames``), answering each; True if any
@@ -293,7 +304,7 @@ async def _serve_frames(
         frame = frames.pop()  # taken out of the list: nothing keeps it once handled
         activity.busy = True
         try:
-            parts = await handle_frame(broker, frame, peer, conn_id)
+            parts = await handle_frame(broker, frame, peer, conn_id, session)
         finally:
             activity.busy = False
             pool.release(frame)
@@ -309,11 +320,12 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
     """Serve one accepted connection until the peer closes it, sends something unacceptable,
     or stays idle longer than connections.max.idle.ms."""
     conn_id = next(_conn_ids)
+    session = Session()
     try:
-        host, port = stream.socket.getpeername()[:2]
-        peer = f"{host}:{port}"
+        session.client_host, session.client_port = stream.socket.getpeername()[:2]
     except OSError:
-        peer = "?"
+        pass
+    peer = session.peer
     pool = broker.request_memory
     reader = FrameReader(
         broker.config.socket_request_max_bytes,
@@ -348,7 +360,9 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
                     activity.touch()
                     frames = reader.received(n)
                 pool.lease_all(frames)
-                answered = await _serve_frames(broker, stream, frames, peer, conn_id, activity)
+                answered = await _serve_frames(
+                    broker, stream, frames, peer, conn_id, session, activity
+                )
                 frames = []  # an idle connection must not keep its last request alive
                 if not answered:  # no await has yielded (partial frame, acks=0): let others run
                     await trio.lowlevel.checkpoint()
