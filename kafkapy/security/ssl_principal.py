@@ -126,6 +126,12 @@ class SslPrincipalMapper:
     def __str__(self) -> str:
         return f"SslPrincipalMapper(rules = [{', '.join(map(str, self.rules))}])"
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SslPrincipalMapper) and other.rules == self.rules
+
+    def __hash__(self) -> int:
+        return hash(self.rules)
+
 
 def _parse_rules(text: str) -> list[Rule]:
     out: list[Rule] = []

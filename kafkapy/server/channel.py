@@ -1,0 +1,150 @@
+"""The byte transport under a connection: plain TCP, or TLS over it.
+
+A connection reads frames with :meth:`receive` (filling its FrameReader's buffer) and writes a
+response with :meth:`send` (a size prefix, then bytes and file regions).
+
+* :class:`PlainChannel` receives with ``readv`` straight into the frame buffer, waiting for
+  readability only when the socket runs dry (and dropping the idle staging buffer then; a large
+  frame raises the receive low-water mark, server/rcvlowat.py), and sends file regions with
+  ``os.sendfile``: record bytes go from the page cache to the socket without a copy.
+* :class:`TlsChannel` goes through trio's SSLStream: received plaintext is copied into the frame
+  buffer, and file regions are read (``os.pread``, in chunks) and encrypted, as Kafka's TLS
+  listeners copy too: zero-copy cannot apply to bytes that must be encrypted.
+
+Both close the descriptors of the file regions they were given, once sent or when sending fails.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import trio
+
+from kafkapy.protocol.framing import FrameReader
+from kafkapy.protocol.wire import INT32
+from kafkapy.storage.log import FileRegion
+
+from .rcvlowat import LowWater
+from .sendfile import send_region
+
+Parts = list[bytes | FileRegion]
+Touch = Callable[[], None] | None  # marks the connection active (server/idle_expiry.py)
+TLS_CHUNK = 256 * 1024  # file bytes read and encrypted per write on TLS channels
+WAIT_FOR_MEMORY = -1  # receive(): the reader waits for request memory (queued.max.request.bytes)
+
+
+def _size(parts: Parts) -> int:
+    return sum(p.length if isinstance(p, FileRegion) else len(p) for p in parts)
+
+
+def _close_regions(parts: Parts) -> None:
+    for part in parts:
+        if isinstance(part, FileRegion):
+            os.close(part.fileno)
+
+
+class PlainChannel:
+    """A TCP connection (see the module doc)."""
+
+    tls = False
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.socket = stream.socket
+        self._fd = self.socket.fileno()
+        self._lowat = LowWater(self.socket)
+
+    async def receive(self, reader: FrameReader) -> int:
+        """Receive into ``reader``'s buffer; the byte count, 0 when the peer closed,
+        WAIT_FOR_MEMORY when the reader must wait for request memory first. When the socket runs
+        dry the staging buffer is dropped while waiting (idle connections hold no buffer)."""
+        while True:
+            try:
+                return os.readv(self._fd, (reader.buffer(),))
+            except BlockingIOError:
+                reader.release()
+                if reader.waiting_for_memory:
+                    return WAIT_FOR_MEMORY
+                self._lowat.wait_for(reader.missing)  # a large frame: wake when it is all there
+                await trio.lowlevel.wait_readable(self.socket)
+
+    async def _send_bytes(self, data: bytes | bytearray, touch: Touch) -> None:
+        """Send all of ``data``, marking the connection active after every part the kernel
+        took."""
+        with memoryview(data) as view:
+            total = 0
+            while total < len(view):
+                with view[total:] as rest:
+                    total += await self.socket.send(rest)
+                if touch is not None:
+                    touch()
+
+    async def send(self, parts: Parts, touch: Touch = None) -> None:
+        """Write one response: size prefix, then its parts (file regions with sendfile)."""
+        pending = bytearray(INT32.pack(_size(parts)))
+        try:
+            for part in parts:
+                if isinstance(part, FileRegion):
+                    if pending:
+                        await self._send_bytes(pending, touch)
+                        pending = bytearray()
+                    await send_region(self.socket, part, touch)
+                else:
+                    pending += part
+            if pending:
+                await self._send_bytes(pending, touch)
+        finally:
+            _close_regions(parts)
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
+class TlsChannel:
+    """A TLS connection over TCP (see the module doc); the handshake is already done."""
+
+    tls = True
+
+    def __init__(self, stream: trio.SSLStream) -> None:
+        self.stream = stream
+        self.socket = stream.transport_stream.socket  # type: ignore[attr-defined]
+
+    async def receive(self, reader: FrameReader) -> int:
+        buf = reader.buffer()
+        data = await self.stream.receive_some(len(buf))
+        n = len(data)
+        buf[:n] = data
+        return n
+
+    async def send(self, parts: Parts, touch: Touch = None) -> None:
+        pending = bytearray(INT32.pack(_size(parts)))
+        try:
+            for part in parts:
+                if not isinstance(part, FileRegion):
+                    pending += part
+                    continue
+                position, end = part.position, part.position + part.length
+                while position < end:
+                    chunk = os.pread(part.fileno, min(TLS_CHUNK, end - position), position)
+                    if not chunk:
+                        raise trio.BrokenResourceError("file shorter than the region being sent")
+                    position += len(chunk)
+                    pending += chunk
+                    if len(pending) >= TLS_CHUNK:
+                        await self.stream.send_all(pending)
+                        pending = bytearray()
+                        if touch is not None:
+                            touch()
+            if pending:
+                await self.stream.send_all(pending)
+                if touch is not None:
+                    touch()
+        finally:
+            _close_regions(parts)
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
+Channel = PlainChannel | TlsChannel
