@@ -44,7 +44,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None:
-            raise JaasConfigError(f"unexpected character at {text[pos:pos + 20]!r}")
+            raise JaasConfigError(f"unexpected character at {text[pos : pos + 20]!r}")
         quoted, word, eq, semi = m.groups()
         if quoted is not None:
             out.append(("value", re.sub(r"\\(.)", r"\1", quoted)))

@@ -53,11 +53,13 @@ def _int(settings: Mapping[str, str], key: str, default: int, where: str) -> int
     try:
         n = int(value.strip())
     except ValueError:
-        raise SecurityConfigError(f"Invalid value {value!r} for configuration {where}{key}: "
-                                  "expected an integer") from None
+        raise SecurityConfigError(
+            f"Invalid value {value!r} for configuration {where}{key}: expected an integer"
+        ) from None
     if n < 0:
-        raise SecurityConfigError(f"Invalid value {value!r} for configuration {where}{key}: "
-                                  "value must be at least 0")
+        raise SecurityConfigError(
+            f"Invalid value {value!r} for configuration {where}{key}: value must be at least 0"
+        )
     return n
 
 
@@ -196,6 +198,7 @@ class InterBrokerSecurity:
                     f"username and password: the broker's own credentials on the inter-broker "
                     f"listener {name}"
                 )
-            kw.update(mechanism=mechanism, username=options["username"],
-                      password=options["password"])
+            kw.update(
+                mechanism=mechanism, username=options["username"], password=options["password"]
+            )
         return cls(**kw)

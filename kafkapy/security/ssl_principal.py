@@ -141,7 +141,7 @@ def _parse_rules(text: str) -> list[Rule]:
         if p is None:
             raise InvalidRule(f"Invalid rule: {rule}")
         if p.end() != len(rule):
-            raise InvalidRule(f"Invalid rule: `{rule}`, unmatched substring: `{rule[p.end():]}`")
+            raise InvalidRule(f"Invalid rule: `{rule}`, unmatched substring: `{rule[p.end() :]}`")
         if p.group(1) is not None:
             out.append(Rule())
         elif p.group(2) is not None:

@@ -66,11 +66,23 @@ async def accept(broker: Broker, security: ListenerSecurity, stream: trio.Socket
                 await tls.do_handshake()
             if not security.sasl:
                 session.principal = certificate_principal(tls, security)
-        except (trio.BrokenResourceError, trio.TooSlowError, ssl.SSLError, NoMatchingRule,
-                OSError) as e:
+        except (
+            trio.BrokenResourceError,
+            trio.TooSlowError,
+            ssl.SSLError,
+            NoMatchingRule,
+            OSError,
+        ) as e:
             cause = e.__cause__ if e.__cause__ is not None else e
-            log.info("failed authentication peer=%s listener=%s reason=%r", session.peer,
-                     security.name, f"SSL handshake failed: {cause}")
+            # a peer that closes before saying anything (a port probe) is not worth an INFO line
+            level = logging.DEBUG if isinstance(cause, ssl.SSLEOFError) else logging.INFO
+            log.log(
+                level,
+                "failed authentication peer=%s listener=%s reason=%r",
+                session.peer,
+                security.name,
+                f"SSL handshake failed: {cause}",
+            )
             await trio.aclose_forcefully(tls)
             return
         channel = TlsChannel(tls)
@@ -93,8 +105,10 @@ async def serve_listeners(broker: Broker, *, task_status: Any = trio.TASK_STATUS
     log.info(
         "kafkapy started broker.id=%s listeners=%s advertised=%s cluster.id=%s",
         broker.broker_id,
-        ",".join(f"{s.name}://{lst.host}:{broker.bound_ports[s.name]}"
-                 for (s, _), lst in zip(opened, config.listeners, strict=True)),
+        ",".join(
+            f"{s.name}://{lst.host}:{broker.bound_ports[s.name]}"
+            for (s, _), lst in zip(opened, config.listeners, strict=True)
+        ),
         ",".join(f"{a.name}://{a.host}:{a.port}" for a in config.advertised_listeners),
         broker.cluster_id,
     )

@@ -117,8 +117,7 @@ class Authenticator:
         if self.state == AUTHENTICATE:
             if key != SASL_AUTHENTICATE_KEY:
                 raise AuthenticationFailed(
-                    f"Unexpected Kafka request of type {_api_name(key)} during SASL "
-                    "authentication."
+                    f"Unexpected Kafka request of type {_api_name(key)} during SASL authentication."
                 )
             return self._authenticate_request(header, frame)
         if key == API_VERSIONS_KEY and self.state == VERSIONS_OR_HANDSHAKE:

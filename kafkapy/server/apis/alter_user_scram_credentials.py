@@ -101,8 +101,9 @@ def alter(store, upsertions, deletions) -> list[tuple[str, ErrorCode, str | None
             log.warning("altering SCRAM credentials of %s failed: %s", user, e)
             results[user] = (ErrorCode.unknown_server_error, str(e))
             continue
-        log.info("SCRAM credentials altered user=%s set=%s removed=%s", user,
-                 sorted(upserts), removed)
+        log.info(
+            "SCRAM credentials altered user=%s set=%s removed=%s", user, sorted(upserts), removed
+        )
         results[user] = (ErrorCode.none, None)
     return [(user, code, message) for user, (code, message) in results.items()]
 
@@ -119,9 +120,7 @@ async def handle(ctx, request):
         results = [(user, ErrorCode.not_controller, None) for user in everyone]
     else:
         store = broker.cluster.store
-        results = await trio.to_thread.run_sync(
-            alter, store, request.upsertions, request.deletions
-        )
+        results = await trio.to_thread.run_sync(alter, store, request.upsertions, request.deletions)
         for user, code, _ in results:
             if code == ErrorCode.none:
                 broker.scram_credentials.update(user, sc.read_user(store, user))

@@ -24,16 +24,23 @@ def _infos(R, entries: dict[str, str]) -> tuple:
     out = []
     for mechanism in sorted(entries, key=MECHANISM_ID_OF.__getitem__):
         iterations = ScramCredential.from_config(entries[mechanism]).iterations
-        out.append(build(R.CredentialInfo, mechanism=MECHANISM_ID_OF[mechanism],
-                         iterations=iterations))
+        out.append(
+            build(R.CredentialInfo, mechanism=MECHANISM_ID_OF[mechanism], iterations=iterations)
+        )
     return tuple(out)
 
 
 def describe(R, store, names: list[str] | None) -> list:
-    def result(user: str, code: ErrorCode = ErrorCode.none, message: str | None = None,
-               infos: tuple = ()):
-        return build(R.DescribeUserScramCredentialsResult, user=user, error_code=code,
-                     error_message=message, credential_infos=infos)
+    def result(
+        user: str, code: ErrorCode = ErrorCode.none, message: str | None = None, infos: tuple = ()
+    ):
+        return build(
+            R.DescribeUserScramCredentialsResult,
+            user=user,
+            error_code=code,
+            error_message=message,
+            credential_infos=infos,
+        )
 
     if not names:
         return [result(u, infos=_infos(R, e)) for u, e in sorted(sc.all_users(store).items())]
@@ -42,11 +49,14 @@ def describe(R, store, names: list[str] | None) -> list:
         if not name:
             out.append(result(name, ErrorCode.resource_not_found, "Username must not be empty"))
         elif names.count(name) > 1:
-            out.append(result(
-                name, ErrorCode.duplicate_resource,
-                f"Cannot describe SCRAM credentials for the same user twice in a single request: "
-                f"{name}",
-            ))
+            out.append(
+                result(
+                    name,
+                    ErrorCode.duplicate_resource,
+                    "Cannot describe SCRAM credentials for the same user twice in a single "
+                    f"request: {name}",
+                )
+            )
         else:
             entries = sc.read_user(store, name)
             if entries:
