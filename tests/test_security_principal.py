@@ -47,8 +47,10 @@ def test_mapping_rules() -> None:
         ("", "[]"),
         ("  RULE:   /     / ,  DEFAULT  ", "[RULE:   /     , DEFAULT]"),
         (",,RULE://,,,DEFAULT,,", "[RULE:/, DEFAULT]"),
-        ("  RULE:([A-Z]*)/$1/U   ,RULE:([a-z]+)/$1/,   DEFAULT  ",
-         "[RULE:([A-Z]*)/$1/U, RULE:([a-z]+)/$1, DEFAULT]"),
+        (
+            "  RULE:([A-Z]*)/$1/U   ,RULE:([a-z]+)/$1/,   DEFAULT  ",
+            "[RULE:([A-Z]*)/$1/U, RULE:([a-z]+)/$1, DEFAULT]",
+        ),
     ],
 )
 def test_rule_splitting(rules: str, shown: str) -> None:
@@ -57,8 +59,15 @@ def test_rule_splitting(rules: str, shown: str) -> None:
 
 @pytest.mark.parametrize(
     "rules",
-    ["default", "DEFAULT/L", "RULE:CN=(.*?),OU=S.*/$1", "rule:^CN=(.*?)$/$1/",
-     "RULE:^CN=(.*?)$/$1/L/U", "RULE:^CN=(.*?)$/LU", "RULE:^CN=((.*$/$1/"],
+    [
+        "default",
+        "DEFAULT/L",
+        "RULE:CN=(.*?),OU=S.*/$1",
+        "rule:^CN=(.*?)$/$1/",
+        "RULE:^CN=(.*?)$/$1/L/U",
+        "RULE:^CN=(.*?)$/LU",
+        "RULE:^CN=((.*$/$1/",
+    ],
 )
 def test_invalid_rules(rules: str) -> None:
     with pytest.raises(InvalidRule):

@@ -83,7 +83,7 @@ def test_plain() -> None:
 
 def test_jaas_config() -> None:
     [entry] = parse_jaas_config(
-        'org.apache.kafka.common.security.plain.PlainLoginModule required\n'
+        "org.apache.kafka.common.security.plain.PlainLoginModule required\n"
         '  username="admin" password="admin-secret" user_admin="admin-secret"\n'
         '  user_alice="a \\"q\\";x" debug=true;'
     )

@@ -1,0 +1,83 @@
+"""Shared pieces of the security tests: JAAS strings, client configs, waiting for a client error."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+ADMIN, ADMIN_PASSWORD = "admin", "admin-secret"
+
+
+def plain_jaas(users: dict[str, str], me: tuple[str, str] | None = (ADMIN, ADMIN_PASSWORD)) -> str:
+    """PLAIN's JAAS config for a listener: its users, and optionally the broker's own login."""
+    options = " ".join(f'user_{u}="{p}"' for u, p in users.items())
+    login = f'username="{me[0]}" password="{me[1]}" ' if me else ""
+    return f"{PLAIN_MODULE} required {login}{options};"
+
+
+def scram_jaas(user: str, password: str) -> str:
+    return f'{SCRAM_MODULE} required username="{user}" password="{password}";'
+
+
+def sasl_conf(bootstrap: str, mechanism: str, user: str, password: str, **extra: Any) -> dict:
+    """A librdkafka client config for SASL_PLAINTEXT (SASL_SSL when ssl.ca.location is given)."""
+    protocol = "SASL_SSL" if "ssl.ca.location" in extra else "SASL_PLAINTEXT"
+    return {
+        "bootstrap.servers": bootstrap,
+        "security.protocol": protocol,
+        "sasl.mechanism": mechanism,
+        "sasl.username": user,
+        "sasl.password": password,
+        **extra,
+    }
+
+
+def first_error(conf: dict, timeout: float = 10.0) -> str | None:
+    """Connect a librdkafka producer with ``conf``; the first error it reports, or None when it
+    fetched metadata without one."""
+    from confluent_kafka import Producer
+
+    errors: list[str] = []
+    producer = Producer({**conf, "error_cb": lambda e: errors.append(e.str())})
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and not errors:
+            try:
+                producer.list_topics(timeout=0.5)
+                return None
+            except Exception:
+                producer.poll(0.1)
+        return errors[0] if errors else "no answer"
+    finally:
+        producer.flush(0)
+
+
+def produce_and_consume(conf: dict, topic: str, values: list[bytes], timeout: float = 20.0) -> list:
+    """Produce ``values`` with acks=all, consume them back from the start; the values read."""
+    from confluent_kafka import Consumer, Producer
+
+    producer = Producer({**conf, "acks": "all"})
+    for v in values:
+        producer.produce(topic, v)
+    assert producer.flush(timeout) == 0, "not every message was acknowledged"
+    consumer = Consumer(
+        {
+            **conf,
+            "group.id": f"g-{topic}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    got: list = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(got) < len(values) and time.monotonic() < deadline:
+            m = consumer.poll(0.5)
+            if m is not None and m.error() is None:
+                got.append(m.value())
+    finally:
+        consumer.close()
+    return got

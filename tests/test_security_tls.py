@@ -1,0 +1,145 @@
+"""TLS contexts from Kafka's ssl.* settings, and the principal of a client certificate, through
+real TLS handshakes in memory (the standard library's ssl under trio)."""
+
+from __future__ import annotations
+
+import ssl
+
+import pytest
+import trio
+import trio.testing
+
+from kafkapy.security.listener_security import ListenerSecurity, SecurityConfigError
+from kafkapy.security.principal import ANONYMOUS, KafkaPrincipal
+from kafkapy.security.tls import TlsConfigError, openssl_cipher_name, server_context
+from kafkapy.server.listeners import certificate_principal
+from kafkapy.testing_tls import ALICE_DN, KEY_PASSWORD, make_pki
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+def test_key_stores(pki) -> None:
+    server_context({"ssl.keystore.location": pki.server_keystore})  # PEM, type sniffed
+    server_context(
+        {
+            "ssl.keystore.type": "PEM",
+            "ssl.key.password": KEY_PASSWORD,
+            "ssl.keystore.location": str(pki.dir / "server-encrypted.pem"),
+        }
+    )
+    server_context(
+        {
+            "ssl.keystore.type": "PKCS12",
+            "ssl.keystore.password": KEY_PASSWORD,
+            "ssl.keystore.location": str(pki.dir / "server.p12"),
+        }
+    )
+    key, cert = (pki.dir / "alice.key").read_text(), (pki.dir / "alice.crt").read_text()
+    server_context({"ssl.keystore.key": key, "ssl.keystore.certificate.chain": cert})
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({}, "ssl.keystore.location (or ssl.keystore.key"),
+        ({"ssl.keystore.location": "/nonexistent.pem"}, "No such file or directory"),
+        (
+            {"ssl.keystore.location": "{enc}", "ssl.key.password": "wrong"},
+            "is ssl.key.password right?",
+        ),
+        (
+            {"ssl.keystore.location": "{ks}", "ssl.keystore.type": "JKS"},
+            "ssl.keystore.type=JKS is not supported: convert the store to PKCS12",
+        ),
+        (
+            {"ssl.keystore.location": "{ks}", "ssl.enabled.protocols": "TLSv9"},
+            "ssl.enabled.protocols",
+        ),
+        ({"ssl.keystore.location": "{ks}", "ssl.client.auth": "maybe"}, "ssl.client.auth"),
+        (
+            {"ssl.keystore.location": "{ks}", "ssl.cipher.suites": "NOPE_CIPHER"},
+            "no cipher suite of the list is available",
+        ),
+        (
+            {
+                "ssl.keystore.location": "{ks}",
+                "ssl.client.auth": "required",
+                "ssl.truststore.location": "/nonexistent-ca.pem",
+            },
+            "ssl.truststore.location",
+        ),
+    ],
+)
+def test_bad_settings_are_one_line_errors(pki, settings, message) -> None:
+    values = {
+        k: v.format(ks=pki.server_keystore, enc=pki.dir / "server-encrypted.pem")
+        for k, v in settings.items()
+    }
+    with pytest.raises(TlsConfigError) as info:
+        server_context(values)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_listener_errors_name_the_listener(pki) -> None:
+    with pytest.raises(SecurityConfigError, match="^listener CLIENT: "):
+        ListenerSecurity.build({}, "CLIENT", "SSL")
+
+
+def test_cipher_suites() -> None:
+    assert openssl_cipher_name("TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384") == (
+        "ECDHE-RSA-AES256-GCM-SHA384"
+    )
+    assert openssl_cipher_name("TLS_RSA_WITH_AES_128_CBC_SHA") == "AES128-SHA"
+    assert openssl_cipher_name("TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256") == (
+        "ECDHE-ECDSA-CHACHA20-POLY1305"
+    )
+    assert openssl_cipher_name("ECDHE-RSA-AES128-GCM-SHA256") == "ECDHE-RSA-AES128-GCM-SHA256"
+
+
+def _client_context(pki, client: str | None) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cafile=pki.ca)
+    if client is not None:
+        ctx.load_cert_chain(*pki.client(client))
+    return ctx
+
+
+def _handshake_principal(security: ListenerSecurity, client_ctx: ssl.SSLContext):
+    """Handshake a client with the listener's context in memory; the server-side principal."""
+
+    async def run():
+        server_side, client_side = trio.testing.memory_stream_pair()
+        server = trio.SSLStream(server_side, security.ssl_context, server_side=True)
+        client = trio.SSLStream(client_side, client_ctx, server_hostname="localhost")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(client.do_handshake)
+            await server.do_handshake()
+        return certificate_principal(server, security)
+
+    return trio.run(run)
+
+
+@pytest.mark.parametrize(
+    ("rules", "client", "principal"),
+    [
+        (None, "alice", KafkaPrincipal.user(ALICE_DN)),
+        (
+            "RULE:^CN=(.*?),OU=(.*?),O=.*$/$1@$2/U,DEFAULT",
+            "alice",
+            KafkaPrincipal.user("ALICE@CLIENTS"),
+        ),
+        (None, None, ANONYMOUS),  # requested, not sent
+    ],
+)
+def test_certificate_principal(pki, rules, client, principal) -> None:
+    props = {
+        "ssl.keystore.location": pki.server_keystore,
+        "ssl.truststore.location": pki.ca,
+        "ssl.client.auth": "requested",
+    }
+    if rules is not None:
+        props["ssl.principal.mapping.rules"] = rules
+    security = ListenerSecurity.build(props, "SSL", "SSL")
+    assert _handshake_principal(security, _client_context(pki, client)) == principal
