@@ -45,6 +45,7 @@ def alter_user(
     store: MetadataStore, user: str, upserts: Mapping[str, str], deletions: Iterable[str]
 ) -> None:
     """Set and remove the user's SCRAM entries in one write, keeping its other configs."""
+    store.ensure_path(zn.CONFIG_CHANGES.path())  # before any broker made it (--zookeeper)
     entity = {cq.USER: user}
     configs = cq.read(store, entity)
     for mechanism in deletions:
