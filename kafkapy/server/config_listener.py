@@ -133,8 +133,7 @@ class ConfigChangeListener:
                 log.info("dynamic broker configs of %s are now %s", name, change.configs)
         elif kind == "users" and "/" not in name and name != DEFAULT_ENTITY:
             # the user's SCRAM credentials (its client quotas are stored, not enforced)
-            self.broker.scram_credentials.update(desanitize(name), change.configs)
-            taken = True
+            taken = self.broker.scram_credentials.update(desanitize(name), change.configs)
         elif kind in QUOTA_ENTITY_TYPES:
             log.debug("client quota change %s (stored, not enforced)", change.entity_path)
             taken = False

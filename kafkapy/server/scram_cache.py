@@ -30,8 +30,10 @@ class ScramCredentialCache:
         for user, entries in sc.all_users(store).items():
             self.update(user, entries)
 
-    def update(self, user: str, configs: Mapping[str, str]) -> None:
-        """Replace ``user``'s credentials with the SCRAM entries of ``configs``."""
+    def update(self, user: str, configs: Mapping[str, str]) -> bool:
+        """Replace ``user``'s credentials with the SCRAM entries of ``configs``; whether they
+        changed."""
+        before = self._users.get(user)
         creds: dict[str, ScramCredential] = {}
         for mechanism, text in sc.scram_configs(configs).items():
             try:
@@ -42,6 +44,7 @@ class ScramCredentialCache:
             self._users[user] = creds
         else:
             self._users.pop(user, None)
+        return creds != (before or {})
 
     def get(self, mechanism: str, user: str) -> ScramCredential | None:
         return self._users.get(user, {}).get(mechanism)
