@@ -7,9 +7,10 @@ response with :meth:`send` (a size prefix, then bytes and file regions).
   readability only when the socket runs dry (and dropping the idle staging buffer then; a large
   frame raises the receive low-water mark, server/rcvlowat.py), and sends file regions with
   ``os.sendfile``: record bytes go from the page cache to the socket without a copy.
-* :class:`TlsChannel` goes through trio's SSLStream: received plaintext is copied into the frame
-  buffer, and file regions are read (``os.pread``, in chunks) and encrypted, as Kafka's TLS
-  listeners copy too: zero-copy cannot apply to bytes that must be encrypted.
+* :class:`TlsChannel` goes through a TlsTransport (server/tls_transport.py): records are
+  decrypted straight into the frame buffer, and file regions are read (``os.pread``, in chunks)
+  and encrypted, as Kafka's TLS listeners copy too: zero-copy cannot apply to bytes that must be
+  encrypted.
 
 Both close the descriptors of the file regions they were given, once sent or when sending fails.
 """
@@ -27,6 +28,7 @@ from kafkapy.storage.log import FileRegion
 
 from .rcvlowat import LowWater
 from .sendfile import send_region
+from .tls_transport import TlsTransport
 
 Parts = list[bytes | FileRegion]
 Touch = Callable[[], None] | None  # marks the connection active (server/idle_expiry.py)
@@ -106,16 +108,13 @@ class TlsChannel:
 
     tls = True
 
-    def __init__(self, stream: trio.SSLStream) -> None:
-        self.stream = stream
-        self.socket = stream.transport_stream.socket  # type: ignore[attr-defined]
+    def __init__(self, transport: TlsTransport) -> None:
+        self.transport = transport
+        self.socket = transport.socket
 
     async def receive(self, reader: FrameReader) -> int:
-        buf = reader.buffer()
-        data = await self.stream.receive_some(len(buf))
-        n = len(data)
-        buf[:n] = data
-        return n
+        """Decrypt straight into ``reader``'s buffer; the byte count, 0 when the peer closed."""
+        return await self.transport.receive_into(reader.buffer())
 
     async def send(self, parts: Parts, touch: Touch = None) -> None:
         pending = bytearray(INT32.pack(_size(parts)))
@@ -132,19 +131,19 @@ class TlsChannel:
                     position += len(chunk)
                     pending += chunk
                     if len(pending) >= TLS_CHUNK:
-                        await self.stream.send_all(pending)
+                        await self.transport.send_all(pending)
                         pending = bytearray()
                         if touch is not None:
                             touch()
             if pending:
-                await self.stream.send_all(pending)
+                await self.transport.send_all(pending)
                 if touch is not None:
                     touch()
         finally:
             _close_regions(parts)
 
     async def aclose(self) -> None:
-        await self.stream.aclose()
+        await self.transport.aclose()
 
 
 Channel = PlainChannel | TlsChannel

@@ -33,6 +33,7 @@ from .acceptor import Acceptor, raise_open_file_limit
 from .channel import PlainChannel, TlsChannel
 from .connection import serve_connection
 from .sasl_authenticator import Authenticator
+from .tls_transport import TlsTransport
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkapy.listeners")
 
 
-def certificate_principal(stream: trio.SSLStream, security: ListenerSecurity) -> KafkaPrincipal:
+def certificate_principal(stream: Any, security: ListenerSecurity) -> KafkaPrincipal:
     """The principal of the client certificate verified during the handshake (ANONYMOUS when
     the client sent none); NoMatchingRule when no mapping rule applies."""
     cert = stream.getpeercert()
@@ -60,30 +61,24 @@ async def accept(broker: Broker, security: ListenerSecurity, stream: trio.Socket
         channel: Any = PlainChannel(stream)
     else:
         assert security.ssl_context is not None
-        tls = trio.SSLStream(stream, security.ssl_context, server_side=True)
+        tls = TlsTransport(stream.socket, security.ssl_context, server_side=True)
         try:
             with trio.fail_after(broker.config.connections_max_idle_ms / 1000):
-                await tls.do_handshake()
+                await tls.handshake()
             if not security.sasl:
                 session.principal = certificate_principal(tls, security)
-        except (
-            trio.BrokenResourceError,
-            trio.TooSlowError,
-            ssl.SSLError,
-            NoMatchingRule,
-            OSError,
-        ) as e:
-            cause = e.__cause__ if e.__cause__ is not None else e
+        except (trio.TooSlowError, ssl.SSLError, NoMatchingRule, OSError) as e:
             # a peer that closes before saying anything (a port probe) is not worth an INFO line
-            level = logging.DEBUG if isinstance(cause, ssl.SSLEOFError) else logging.INFO
+            quiet = isinstance(e, ssl.SSLEOFError | ConnectionError)
             log.log(
-                level,
+                logging.DEBUG if quiet else logging.INFO,
                 "failed authentication peer=%s listener=%s reason=%r",
                 session.peer,
                 security.name,
-                f"SSL handshake failed: {cause}",
+                f"SSL handshake failed: {e}",
             )
-            await trio.aclose_forcefully(tls)
+            with trio.CancelScope(shield=True):
+                await tls.aclose()
             return
         channel = TlsChannel(tls)
     auth = Authenticator(broker, security, session) if security.sasl else None

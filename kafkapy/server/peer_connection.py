@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import os
+import ssl
 import struct
 from typing import Any
 
@@ -37,6 +38,7 @@ from kafkapy.security.sasl import PLAIN, SaslAuthenticationError, SaslClient
 from kafkapy.security.scram import ScramClient
 
 from .rcvlowat import LowWater
+from .tls_transport import TlsTransport
 
 __all__ = ["PeerAuthenticationError", "PeerConnection"]
 
@@ -57,16 +59,15 @@ def sasl_client(security: InterBrokerSecurity) -> SaslClient:
 class PeerConnection:
     """A minimal async Kafka client connection to another broker."""
 
-    def __init__(self, stream: trio.SocketStream | trio.SSLStream, client_id: str) -> None:
+    def __init__(self, stream: trio.SocketStream | TlsTransport, client_id: str) -> None:
         self.stream = stream
-        self.tls = isinstance(stream, trio.SSLStream)
+        self.tls = isinstance(stream, TlsTransport)
         self.client_id = client_id.encode()
         self._corr = 0
         self._size = bytearray(4)
         self._frame = bytearray(0)  # reused receive buffer (see _receive_frame)
-        sock = stream.transport_stream.socket if self.tls else stream.socket  # type: ignore
-        self._socket = sock
-        self._lowat = LowWater(sock)
+        self._socket = stream.socket
+        self._lowat = LowWater(stream.socket)
 
     @classmethod
     async def open(
@@ -76,12 +77,14 @@ class PeerConnection:
         if security is None or security.ssl_context is None:
             conn = cls(tcp, client_id)
         else:
-            tls = trio.SSLStream(tcp, security.ssl_context, server_hostname=host)
+            tls = TlsTransport(tcp.socket, security.ssl_context, server_side=False,
+                               server_hostname=host)
             try:
-                await tls.do_handshake()
-            except trio.BrokenResourceError as e:
-                await trio.aclose_forcefully(tls)
-                raise PeerAuthenticationError(f"TLS handshake failed: {e.__cause__ or e}") from None
+                await tls.handshake()
+            except ssl.SSLError as e:
+                with trio.CancelScope(shield=True):
+                    await tls.aclose()
+                raise PeerAuthenticationError(f"TLS handshake failed: {e}") from None
             conn = cls(tls, client_id)
         if security is not None and security.mechanism is not None:
             try:
@@ -185,13 +188,13 @@ class PeerConnection:
             self._lowat.reset()
 
     async def _receive_tls(self, view: memoryview) -> None:
+        assert isinstance(self.stream, TlsTransport)
         got, n = 0, len(view)
         while got < n:
-            data = await self.stream.receive_some(n - got)
-            if not data:
+            k = await self.stream.receive_into(view[got:])
+            if not k:
                 raise ConnectionError("connection closed by the leader")
-            view[got : got + len(data)] = data
-            got += len(data)
+            got += k
 
     async def aclose(self) -> None:
         await self.stream.aclose()
