@@ -11,6 +11,7 @@ One broker serves two SASL listeners:
 
 from __future__ import annotations
 
+import shutil
 import socket
 import ssl
 import struct
@@ -209,6 +210,22 @@ def test_kafka_python_plain_and_scram(broker, carol) -> None:
                 break
         consumer.close()
         assert got == [b"v%d" % i for i in range(5)]
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed")
+def test_kcat_scram_over_sasl_ssl(broker, carol, pki) -> None:
+    """Debian's kcat (librdkafka 2.0) sends a SCRAM final nonce Kafka must tolerate."""
+    sasl = ["-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanism=SCRAM-SHA-512",
+            "-X", f"sasl.username={carol[0]}", "-X", f"sasl.password={carol[1]}",
+            "-X", f"ssl.ca.location={pki.ca}"]
+    subprocess.run(["kcat", "-b", broker.ssl_bootstrap, *sasl, "-P", "-t", "kcat-scram"],
+                   input=b"one\ntwo\n", check=True, timeout=30)
+    out = subprocess.run(
+        ["kcat", "-b", broker.ssl_bootstrap, *sasl, "-C", "-t", "kcat-scram", "-o", "beginning",
+         "-e", "-q"],
+        capture_output=True, check=True, timeout=30,
+    ).stdout
+    assert out.split() == [b"one", b"two"]
 
 
 def test_requests_before_authentication_get_nothing(broker) -> None:

@@ -53,6 +53,28 @@ def test_scram_client_and_server_agree(mechanism: str) -> None:
         run("nobody", "s3cret")
 
 
+def test_scram_accepts_librdkafka_2_0_final_nonce() -> None:
+    """librdkafka 2.0 (Debian's kcat) repeats its own nonce in client-final; Kafka accepts a
+    nonce that ends with the combined one, and the proof is over the message as sent."""
+    mech = MECHANISMS["SCRAM-SHA-512"]
+    cred = ScramCredential.from_password(mech, "pw", 4096, b"salt")
+    server = ScramServer("SCRAM-SHA-512", lambda m, u: cred)
+    first = server.evaluate(b"n,,n=u,r=abc").decode()
+    nonce = first.split(",")[0][2:]
+    without_proof = f"c=biws,r=abc{nonce}"
+    auth = f"n=u,r=abc,{first},{without_proof}".encode()
+    salted = mech.salted_password("pw", b"salt", 4096)
+    client_key = mech.hmac(salted, b"Client Key")
+    signature = mech.hmac(mech.hash(client_key), auth)
+    proof = bytes(a ^ b for a, b in zip(client_key, signature, strict=True))
+    server.evaluate(f"{without_proof},p={base64.b64encode(proof).decode()}".encode())
+    assert server.complete
+    with pytest.raises(SaslCredentialError, match="nonce"):
+        other = ScramServer("SCRAM-SHA-512", lambda m, u: cred)
+        other.evaluate(b"n,,n=u,r=abc")
+        other.evaluate(b"c=biws,r=abcXYZ,p=" + base64.b64encode(proof))
+
+
 def test_scram_refuses_malformed_and_weak() -> None:
     weak = ScramCredential.from_password(MECHANISMS["SCRAM-SHA-256"], "p", 1000)
     server = ScramServer("SCRAM-SHA-256", lambda m, u: weak)
