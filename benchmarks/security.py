@@ -61,8 +61,7 @@ SECTIONS = ("ceiling", "produce", "fetch", "connect")
 CHUNK = 256 * 1024
 RESULTS = Path(__file__).resolve().parent / "results"
 PLAIN_JAAS = (
-    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-    'user_bench="bench-secret";'
+    'org.apache.kafka.common.security.plain.PlainLoginModule required user_bench="bench-secret";'
 )
 
 
@@ -82,20 +81,30 @@ def _receiver(port_q: mp.Queue, pki_dir: str, use_tls: bool, total: int) -> None
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(str(Path(pki_dir) / "server.pem"))
         conn = ctx.wrap_socket(conn, server_side=True)
-    buf = bytearray(CHUNK)
-    got = 0
-    while got < total:
-        n = conn.recv_into(buf)
-        if not n:
-            return
-        got += n
+    if _recv_bytes(conn, total) < total:
+        return
     conn.sendall(b"!")
+    _send_bytes(conn, total)
+    conn.close()
+
+
+def _send_bytes(sock: socket.socket, total: int) -> None:
     data = bytes(CHUNK)
     sent = 0
     while sent < total:
-        conn.sendall(data)
+        sock.sendall(data)
         sent += len(data)
-    conn.close()
+
+
+def _recv_bytes(sock: socket.socket, total: int) -> int:
+    buf = bytearray(CHUNK)
+    got = 0
+    while got < total:
+        n = sock.recv_into(buf)
+        if not n:
+            break
+        got += n
+    return got
 
 
 def ceiling(pki: Pki, use_tls: bool, mb: int) -> tuple[float, float]:
@@ -109,21 +118,11 @@ def ceiling(pki: Pki, use_tls: bool, mb: int) -> tuple[float, float]:
     if use_tls:
         ctx = ssl.create_default_context(cafile=pki.ca)
         sock = ctx.wrap_socket(sock, server_hostname="localhost")
-    data = bytes(CHUNK)
     t0 = time.perf_counter()
-    sent = 0
-    while sent < total:
-        sock.sendall(data)
-        sent += len(data)
+    _send_bytes(sock, total)
     assert sock.recv(1) == b"!"
     t1 = time.perf_counter()
-    buf = bytearray(CHUNK)
-    got = 0
-    while got < total:
-        n = sock.recv_into(buf)
-        if not n:
-            break
-        got += n
+    got = _recv_bytes(sock, total)
     t2 = time.perf_counter()
     sock.close()
     proc.join(10)
@@ -165,8 +164,15 @@ def produce_mb_s(conf: dict, topic: str, mb: int) -> float:
 
     value = b"x" * 1024
     count = mb * 1024
-    p = Producer({**conf, "acks": "1", "linger.ms": 5, "batch.size": 1_000_000,
-                  "queue.buffering.max.messages": 1_000_000})
+    p = Producer(
+        {
+            **conf,
+            "acks": "1",
+            "linger.ms": 5,
+            "batch.size": 1_000_000,
+            "queue.buffering.max.messages": 1_000_000,
+        }
+    )
     p.list_topics(topic, timeout=10)
     t0 = time.perf_counter()
     for _ in range(count):
@@ -255,8 +261,10 @@ def create_scram_user(bootstrap: str) -> None:
     )
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    ups = [UserScramCredentialUpsertion("bench", ScramCredentialInfo(m, 4096), b"bench-secret")
-           for m in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512)]
+    ups = [
+        UserScramCredentialUpsertion("bench", ScramCredentialInfo(m, 4096), b"bench-secret")
+        for m in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512)
+    ]
     for f in admin.alter_user_scram_credentials(ups).values():
         f.result(30)
 
@@ -317,8 +325,10 @@ def main() -> None:
                     for listener in ("PLAINTEXT", "SSL"):
                         say(f"produce {produce_mb} MB through {listener}")
                         conf = client_conf(listener, boots[listener], pki)
-                        add(f"produce {listener}",
-                            produce_mb_s(conf, f"p-{listener.lower()}", produce_mb))
+                        add(
+                            f"produce {listener}",
+                            produce_mb_s(conf, f"p-{listener.lower()}", produce_mb),
+                        )
                 if "fetch" in sections:
                     say(f"filling the fetch topic with {fetch_mb} MB")
                     produce_mb_s({"bootstrap.servers": boots["PLAINTEXT"]}, "fetch", fetch_mb)
@@ -327,14 +337,18 @@ def main() -> None:
                     for listener in ("PLAINTEXT", "SSL"):
                         say(f"fetch {fetch_mb} MB through {listener}")
                         cafile = pki.ca if listener == "SSL" else None
-                        add(f"fetch {listener}",
-                            fetch_mb_s(boots[listener], "fetch", records, cafile))
+                        add(
+                            f"fetch {listener}",
+                            fetch_mb_s(boots[listener], "fetch", records, cafile),
+                        )
                 if "connect" in sections:
                     create_scram_user(boots["PLAINTEXT"])
                     for label, listener, mechanism in CONNECT_CASES:
                         say(f"connect {label} x{n_connect}")
-                        add(f"connect {label}",
-                            connect_ms(boots[listener], listener, mechanism, pki, n_connect))
+                        add(
+                            f"connect {label}",
+                            connect_ms(boots[listener], listener, mechanism, pki, n_connect),
+                        )
             finally:
                 broker.stop()
         if "connect" in sections:

@@ -81,3 +81,36 @@ def produce_and_consume(conf: dict, topic: str, values: list[bytes], timeout: fl
     finally:
         consumer.close()
     return got
+
+
+def kafka_python_round_trip(common: dict, topic: str, values: list[bytes]) -> list[bytes]:
+    """Produce ``values`` with kafka-python (acks=all), read them back from the start."""
+    from kafka import KafkaConsumer, KafkaProducer
+
+    producer = KafkaProducer(acks="all", **common)
+    for v in values:
+        producer.send(topic, v).get(timeout=15)
+    producer.close()
+    consumer = KafkaConsumer(
+        topic, auto_offset_reset="earliest", consumer_timeout_ms=10000, **common
+    )
+    got: list[bytes] = []
+    for message in consumer:
+        got.append(message.value)
+        if len(got) == len(values):
+            break
+    consumer.close()
+    return got
+
+
+def kcat_round_trip(bootstrap: str, config: dict[str, str], topic: str) -> list[bytes]:
+    """Produce two lines with kcat (``-X`` ``config``), consume the topic from the start."""
+    import subprocess
+
+    options = [x for k, v in config.items() for x in ("-X", f"{k}={v}")]
+    base = ["kcat", "-b", bootstrap, *options, "-t", topic]
+    subprocess.run([*base, "-P"], input=b"one\ntwo\n", check=True, timeout=30)
+    out = subprocess.run(
+        [*base, "-C", "-o", "beginning", "-e", "-q"], capture_output=True, check=True, timeout=30
+    ).stdout
+    return out.split()

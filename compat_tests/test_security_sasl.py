@@ -32,6 +32,8 @@ from compat_tests.secure_setup import (
     ADMIN,
     ADMIN_PASSWORD,
     first_error,
+    kafka_python_round_trip,
+    kcat_round_trip,
     plain_jaas,
     produce_and_consume,
     sasl_conf,
@@ -184,48 +186,37 @@ def test_mechanism_not_enabled_on_the_listener(broker, pki) -> None:
         assert raw.is_closed_by_peer(5)
 
 
-def test_kafka_python_plain_and_scram(broker, carol) -> None:
-    from kafka import KafkaConsumer, KafkaProducer
-
-    for mechanism, (user, password) in [("PLAIN", ("bob", "bob-secret")), ("SCRAM-SHA-256", carol)]:
-        common = dict(
-            bootstrap_servers=broker.bootstrap,
-            security_protocol="SASL_PLAINTEXT",
-            sasl_mechanism=mechanism,
-            sasl_plain_username=user,
-            sasl_plain_password=password,
-        )
-        topic = f"kp-{mechanism.lower()}"
-        producer = KafkaProducer(acks="all", **common)
-        for i in range(5):
-            producer.send(topic, b"v%d" % i).get(timeout=15)
-        producer.close()
-        consumer = KafkaConsumer(
-            topic, auto_offset_reset="earliest", consumer_timeout_ms=10000, **common
-        )
-        got = []
-        for message in consumer:
-            got.append(message.value)
-            if len(got) == 5:
-                break
-        consumer.close()
-        assert got == [b"v%d" % i for i in range(5)]
+@pytest.mark.parametrize(
+    ("listener", "mechanism"),
+    [("plain", "PLAIN"), ("plain", "SCRAM-SHA-256"), ("ssl", "SCRAM-SHA-512")],
+)
+def test_kafka_python_sasl(broker, carol, pki, listener, mechanism) -> None:
+    user, password = ("bob", "bob-secret") if mechanism == "PLAIN" else carol
+    common = dict(
+        bootstrap_servers=broker.ssl_bootstrap if listener == "ssl" else broker.bootstrap,
+        security_protocol="SASL_SSL" if listener == "ssl" else "SASL_PLAINTEXT",
+        sasl_mechanism=mechanism,
+        sasl_plain_username=user,
+        sasl_plain_password=password,
+    )
+    if listener == "ssl":
+        common["ssl_cafile"] = pki.ca
+    values = [b"v%d" % i for i in range(5)]
+    topic = f"kp-{listener}-{mechanism.lower()}"
+    assert kafka_python_round_trip(common, topic, values) == values
 
 
 @pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed")
 def test_kcat_scram_over_sasl_ssl(broker, carol, pki) -> None:
     """Debian's kcat (librdkafka 2.0) sends a SCRAM final nonce Kafka must tolerate."""
-    sasl = ["-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanism=SCRAM-SHA-512",
-            "-X", f"sasl.username={carol[0]}", "-X", f"sasl.password={carol[1]}",
-            "-X", f"ssl.ca.location={pki.ca}"]
-    subprocess.run(["kcat", "-b", broker.ssl_bootstrap, *sasl, "-P", "-t", "kcat-scram"],
-                   input=b"one\ntwo\n", check=True, timeout=30)
-    out = subprocess.run(
-        ["kcat", "-b", broker.ssl_bootstrap, *sasl, "-C", "-t", "kcat-scram", "-o", "beginning",
-         "-e", "-q"],
-        capture_output=True, check=True, timeout=30,
-    ).stdout
-    assert out.split() == [b"one", b"two"]
+    config = {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": carol[0],
+        "sasl.password": carol[1],
+        "ssl.ca.location": pki.ca,
+    }
+    assert kcat_round_trip(broker.ssl_bootstrap, config, "kcat-scram") == [b"one", b"two"]
 
 
 def test_requests_before_authentication_get_nothing(broker) -> None:

@@ -12,11 +12,15 @@ One broker, three listeners:
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import pytest
 
-from compat_tests.secure_setup import first_error, produce_and_consume
+from compat_tests.secure_setup import (
+    first_error,
+    kafka_python_round_trip,
+    kcat_round_trip,
+    produce_and_consume,
+)
 from kafkapy.testing import BrokerProcess, free_port
 from kafkapy.testing_tls import KEY_PASSWORD, make_pki
 
@@ -88,8 +92,6 @@ def test_metadata_answers_with_the_clients_listener(broker, pki) -> None:
 
 
 def test_mutual_tls_with_kafka_python(broker, pki) -> None:
-    from kafka import KafkaConsumer, KafkaProducer
-
     cert, key = pki.client("alice")
     common = dict(
         bootstrap_servers=broker.mtls_bootstrap,
@@ -98,20 +100,8 @@ def test_mutual_tls_with_kafka_python(broker, pki) -> None:
         ssl_certfile=cert,
         ssl_keyfile=key,
     )
-    producer = KafkaProducer(acks="all", **common)
-    for i in range(5):
-        producer.send("mtls-kp", b"m%d" % i).get(timeout=15)
-    producer.close()
-    consumer = KafkaConsumer(
-        "mtls-kp", auto_offset_reset="earliest", consumer_timeout_ms=10000, **common
-    )
-    got = []
-    for message in consumer:
-        got.append(message.value)
-        if len(got) == 5:
-            break
-    consumer.close()
-    assert got == [b"m%d" % i for i in range(5)]
+    values = [b"m%d" % i for i in range(5)]
+    assert kafka_python_round_trip(common, "mtls-kp", values) == values
 
 
 @pytest.mark.parametrize(
@@ -145,38 +135,10 @@ def test_client_refuses_a_broker_it_does_not_trust(broker, pki) -> None:
 @pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is not installed")
 def test_kcat_over_mutual_tls(broker, pki) -> None:
     cert, key = pki.client("alice")
-    tls = [
-        "-X",
-        "security.protocol=SSL",
-        "-X",
-        f"ssl.ca.location={pki.ca}",
-        "-X",
-        f"ssl.certificate.location={cert}",
-        "-X",
-        f"ssl.key.location={key}",
-    ]
-    subprocess.run(
-        ["kcat", "-b", broker.mtls_bootstrap, *tls, "-P", "-t", "kcat-tls"],
-        input=b"one\ntwo\n",
-        check=True,
-        timeout=30,
-    )
-    out = subprocess.run(
-        [
-            "kcat",
-            "-b",
-            broker.mtls_bootstrap,
-            *tls,
-            "-C",
-            "-t",
-            "kcat-tls",
-            "-o",
-            "beginning",
-            "-e",
-            "-q",
-        ],
-        capture_output=True,
-        check=True,
-        timeout=30,
-    ).stdout
-    assert out.split() == [b"one", b"two"]
+    config = {
+        "security.protocol": "SSL",
+        "ssl.ca.location": pki.ca,
+        "ssl.certificate.location": cert,
+        "ssl.key.location": key,
+    }
+    assert kcat_round_trip(broker.mtls_bootstrap, config, "kcat-tls") == [b"one", b"two"]

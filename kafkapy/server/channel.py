@@ -18,7 +18,7 @@ Both close the descriptors of the file regions they were given, once sent or whe
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import trio
 
@@ -40,10 +40,29 @@ def _size(parts: Parts) -> int:
     return sum(p.length if isinstance(p, FileRegion) else len(p) for p in parts)
 
 
-def _close_regions(parts: Parts) -> None:
-    for part in parts:
-        if isinstance(part, FileRegion):
-            os.close(part.fileno)
+async def _send_parts(
+    parts: Parts,
+    send_bytes: Callable[[bytearray], Awaitable[None]],
+    send_file_region: Callable[[FileRegion], Awaitable[None]],
+) -> None:
+    """The size prefix, then the parts: bytes gathered into as few writes as possible, file
+    regions through ``send_file_region``; the regions' descriptors are closed in the end."""
+    pending = bytearray(INT32.pack(_size(parts)))
+    try:
+        for part in parts:
+            if isinstance(part, FileRegion):
+                if pending:
+                    await send_bytes(pending)
+                    pending = bytearray()
+                await send_file_region(part)
+            else:
+                pending += part
+        if pending:
+            await send_bytes(pending)
+    finally:
+        for part in parts:
+            if isinstance(part, FileRegion):
+                os.close(part.fileno)
 
 
 class PlainChannel:
@@ -84,20 +103,11 @@ class PlainChannel:
 
     async def send(self, parts: Parts, touch: Touch = None) -> None:
         """Write one response: size prefix, then its parts (file regions with sendfile)."""
-        pending = bytearray(INT32.pack(_size(parts)))
-        try:
-            for part in parts:
-                if isinstance(part, FileRegion):
-                    if pending:
-                        await self._send_bytes(pending, touch)
-                        pending = bytearray()
-                    await send_region(self.socket, part, touch)
-                else:
-                    pending += part
-            if pending:
-                await self._send_bytes(pending, touch)
-        finally:
-            _close_regions(parts)
+        await _send_parts(
+            parts,
+            lambda data: self._send_bytes(data, touch),
+            lambda region: send_region(self.socket, region, touch),
+        )
 
     async def aclose(self) -> None:
         await self.stream.aclose()
@@ -117,30 +127,21 @@ class TlsChannel:
         return await self.transport.receive_into(reader.buffer())
 
     async def send(self, parts: Parts, touch: Touch = None) -> None:
-        pending = bytearray(INT32.pack(_size(parts)))
-        try:
-            for part in parts:
-                if not isinstance(part, FileRegion):
-                    pending += part
-                    continue
-                position, end = part.position, part.position + part.length
-                while position < end:
-                    chunk = os.pread(part.fileno, min(TLS_CHUNK, end - position), position)
-                    if not chunk:
-                        raise trio.BrokenResourceError("file shorter than the region being sent")
-                    position += len(chunk)
-                    pending += chunk
-                    if len(pending) >= TLS_CHUNK:
-                        await self.transport.send_all(pending)
-                        pending = bytearray()
-                        if touch is not None:
-                            touch()
-            if pending:
-                await self.transport.send_all(pending)
-                if touch is not None:
-                    touch()
-        finally:
-            _close_regions(parts)
+        """Write one response: size prefix, then its parts (file regions read and encrypted)."""
+        await _send_parts(
+            parts,
+            lambda data: self.transport.send_all(data, touch),
+            lambda region: self._send_region(region, touch),
+        )
+
+    async def _send_region(self, region: FileRegion, touch: Touch) -> None:
+        position, end = region.position, region.position + region.length
+        while position < end:
+            chunk = os.pread(region.fileno, min(TLS_CHUNK, end - position), position)
+            if not chunk:
+                raise trio.BrokenResourceError("file shorter than the region being sent")
+            position += len(chunk)
+            await self.transport.send_all(chunk, touch)
 
     async def aclose(self) -> None:
         await self.transport.aclose()

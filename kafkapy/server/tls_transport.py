@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import ssl
+from collections.abc import Callable
 
 import trio
 
@@ -118,12 +119,17 @@ class TlsTransport:
         n = await self.receive_into(memoryview(buf))
         return bytes(buf[:n])
 
-    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+    async def send_all(
+        self, data: bytes | bytearray | memoryview, touch: Callable[[], None] | None = None
+    ) -> None:
+        """Encrypt and send ``data``; ``touch`` after every piece sent (idle expiry)."""
         view = memoryview(data)
         while view:
             n = self.ssl.write(view[:SEND_SIZE])
             view = view[n:]
             await self._flush()
+            if touch is not None:
+                touch()
 
     async def aclose(self) -> None:
         try:
