@@ -143,3 +143,54 @@ def test_certificate_principal(pki, rules, client, principal) -> None:
         props["ssl.principal.mapping.rules"] = rules
     security = ListenerSecurity.build(props, "SSL", "SSL")
     assert _handshake_principal(security, _client_context(pki, client)) == principal
+
+
+def test_tls_transport_moves_large_buffers_and_ends_cleanly(pki) -> None:
+    """The broker's TLS transport (memory BIOs) between two real sockets: several MiB each
+    way, received into caller buffers; close_notify ends the stream; a corrupt record is a
+    ConnectionError, not an exception of its own."""
+    from kafkapy.server.tls_transport import TlsTransport
+
+    server_ctx = server_context({"ssl.keystore.location": pki.server_keystore})
+    client_ctx = ssl.create_default_context(cafile=pki.ca)
+    payload = bytes(range(256)) * (12 * 1024)  # 3 MiB
+
+    async def read_all(t: TlsTransport, n: int) -> bytes:
+        buf = bytearray(n)
+        got = 0
+        while got < n:
+            k = await t.receive_into(memoryview(buf)[got:])
+            assert k, "stream ended early"
+            got += k
+        return bytes(buf)
+
+    async def run() -> None:
+        a, b = trio.socket.socketpair()
+        server = TlsTransport(a, server_ctx, server_side=True)
+        client = TlsTransport(b, client_ctx, server_side=False, server_hostname="localhost")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(client.handshake)
+            await server.handshake()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(client.send_all, payload)
+            assert await read_all(server, len(payload)) == payload
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server.send_all, payload)
+            assert await read_all(client, len(payload)) == payload
+        await client.aclose()
+        assert await server.receive_into(memoryview(bytearray(10))) == 0
+        await server.aclose()
+        # a forged record after a good handshake
+        a, b = trio.socket.socketpair()
+        server = TlsTransport(a, server_ctx, server_side=True)
+        client = TlsTransport(b, client_ctx, server_side=False, server_hostname="localhost")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(client.handshake)
+            await server.handshake()
+        await b.send(b"\x17\x03\x03\x00\x20" + bytes(32))
+        with pytest.raises(ConnectionError, match="TLS error"):
+            await server.receive_into(memoryview(bytearray(10)))
+        await server.aclose()
+        await client.aclose()
+
+    trio.run(run)

@@ -140,7 +140,10 @@ class Authenticator:
             self._last_reauth = now
             self.reauthenticating = True
             self._reauth_mechanism = self.session.sasl_mechanism
-            header = parse_request_header(frame)
+            try:
+                header = parse_request_header(frame)
+            except (DecodeError, UnicodeDecodeError) as e:
+                raise CloseConnection(f"bad request header: {e}") from None
             return self._handshake(header, frame)
         if self.expires_at is not None and now > self.expires_at:
             raise CloseConnection("SASL session expired (connections.max.reauth.ms)")

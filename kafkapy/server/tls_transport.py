@@ -13,7 +13,9 @@ sixty passes of the event loop. :class:`TlsTransport` drives an ``ssl.SSLObject`
   flushed as it appears.
 
 The handshake (:meth:`handshake`) runs the same loop around ``do_handshake``; on failure it
-raises ``ssl.SSLError`` (certificate problems) or ConnectionError (the peer went away).
+raises ``ssl.SSLError`` (certificate problems) or ConnectionError (the peer went away). After
+the handshake, TLS errors (a corrupt record, a peer that closes mid-record) are ConnectionError,
+as any broken connection.
 Closing sends close_notify when the socket takes it at once, then closes the socket.
 """
 
@@ -92,6 +94,7 @@ class TlsTransport:
         want = len(view)
         while True:
             got = 0
+            closed = False
             try:
                 while got < want:
                     n = self.ssl.read(want - got, view[got:])
@@ -100,24 +103,23 @@ class TlsTransport:
                     got += n
             except ssl.SSLWantReadError:
                 pass
-            except ssl.SSLZeroReturnError:  # close_notify
-                pass
+            except ssl.SSLZeroReturnError:  # close_notify: the peer is done
+                closed = True
+            except ssl.SSLError as e:  # a corrupt or forged record: the connection is done
+                raise ConnectionError(f"TLS error: {e}") from None
             if self._outgoing.pending:
                 await self._flush()
             if got:
                 return got
-            if self._incoming.eof:
+            if closed or self._incoming.eof:
                 return 0
             if not await self._fill():
                 try:  # whatever is left (a record cut short is an error: ssl raises)
                     return self.ssl.read(want, view)
                 except (ssl.SSLZeroReturnError, ssl.SSLEOFError, ssl.SSLWantReadError):
                     return 0
-
-    async def receive_some(self, max_bytes: int) -> bytes:
-        buf = bytearray(max_bytes)
-        n = await self.receive_into(memoryview(buf))
-        return bytes(buf[:n])
+                except ssl.SSLError as e:
+                    raise ConnectionError(f"TLS error: {e}") from None
 
     async def send_all(
         self, data: bytes | bytearray | memoryview, touch: Callable[[], None] | None = None
@@ -125,7 +127,10 @@ class TlsTransport:
         """Encrypt and send ``data``; ``touch`` after every piece sent (idle expiry)."""
         view = memoryview(data)
         while view:
-            n = self.ssl.write(view[:SEND_SIZE])
+            try:
+                n = self.ssl.write(view[:SEND_SIZE])
+            except ssl.SSLError as e:
+                raise ConnectionError(f"TLS error: {e}") from None
             view = view[n:]
             await self._flush()
             if touch is not None:
