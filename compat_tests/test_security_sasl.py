@@ -37,6 +37,7 @@ from compat_tests.secure_setup import (
     plain_jaas,
     produce_and_consume,
     sasl_conf,
+    scram_jaas,
 )
 from kafkapy.security.scram import ScramClient
 from kafkapy.testing import BrokerProcess, free_port
@@ -334,9 +335,9 @@ def test_reauthentication_and_session_expiry(broker, carol) -> None:
     assert broker.log_text().count("SASL session expired") == 1
 
 
-def _configs(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+def _tool(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     proc = subprocess.run(
-        [sys.executable, "-m", "kafkapy.cli.main", "configs", *args],
+        [sys.executable, "-m", "kafkapy.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -363,25 +364,31 @@ def test_kafka_configs_manages_scram_users(broker, tmp_path) -> None:
         "--entity-name",
         "dave",
     ]
-    out = _configs(
+    out = _tool(
+        "configs",
         *base,
         "--alter",
         "--add-config",
         "SCRAM-SHA-256=[iterations=8192,password=dave-secret],SCRAM-SHA-512=[password=dave-secret]",
     ).stdout
     assert out.strip() == "Completed updating config for user dave."
-    out = _configs(*base, "--describe").stdout.strip()
+    out = _tool("configs", *base, "--describe").stdout.strip()
     assert out == (
         "SCRAM credential configs for user-principal 'dave' are "
         "SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096"
     )
     assert first_error(sasl_conf(broker.bootstrap, "SCRAM-SHA-256", "dave", "dave-secret")) is None
     # a removed credential stops working at once
-    _configs(*base, "--alter", "--delete-config", "SCRAM-SHA-256")
+    _tool("configs", *base, "--alter", "--delete-config", "SCRAM-SHA-256")
     error = first_error(sasl_conf(broker.bootstrap, "SCRAM-SHA-256", "dave", "dave-secret"))
     assert error is not None and "invalid credentials" in error
-    weak = _configs(
-        *base, "--alter", "--add-config", "SCRAM-SHA-256=[iterations=10,password=x]", check=False
+    weak = _tool(
+        "configs",
+        *base,
+        "--alter",
+        "--add-config",
+        "SCRAM-SHA-256=[iterations=10,password=x]",
+        check=False,
     )
     assert weak.returncode != 0
     assert "Iterations 10 is less than the minimum 4096" in weak.stderr
@@ -405,3 +412,31 @@ def test_plaintext_bytes_on_a_tls_listener_get_no_kafka_answer(broker) -> None:
         except ConnectionResetError:
             data = b""
         assert not data.startswith(b"\x00\x00")  # nothing that looks like a Kafka response
+
+
+def test_tools_speak_sasl_over_tls(broker, carol, pki, tmp_path) -> None:
+    """Kafka's tools take the Java client's security properties: the wire-level ones
+    (broker-api-versions, topics --describe) authenticate over TLS as librdkafka's do."""
+    props = tmp_path / "carol.properties"
+    props.write_text(
+        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
+        f"sasl.jaas.config={scram_jaas(*carol)}\n"
+        f"ssl.truststore.type=PEM\nssl.truststore.location={pki.ca}\n"
+    )
+    common = ["--bootstrap-server", broker.ssl_bootstrap, "--command-config", str(props)]
+    out = _tool("broker-api-versions", *common).stdout
+    assert "SaslHandshake(17): 0 to 1 [usable: 1]" in out
+    _tool("topics", *common, "--create", "--topic", "tool-secured", "--partitions", "2")
+    described = _tool("topics", *common, "--describe", "--topic", "tool-secured").stdout
+    assert "PartitionCount: 2" in described
+    wrong = tmp_path / "wrong.properties"
+    wrong.write_text(props.read_text().replace(carol[1], "nope"))
+    failed = _tool(
+        "broker-api-versions",
+        "--bootstrap-server",
+        broker.ssl_bootstrap,
+        "--command-config",
+        str(wrong),
+        check=False,
+    )
+    assert failed.returncode != 0 and "SASL authentication failed" in failed.stderr

@@ -18,7 +18,7 @@ names them differently:
 from __future__ import annotations
 
 from kafkapy.cli.common import CliError
-from kafkapy.security.jaas import JaasConfigError, parse_jaas_config
+from kafkapy.security.jaas import JaasConfigError, login_options
 
 _DROPPED = frozenset(
     {
@@ -55,10 +55,9 @@ def translate(props: dict[str, str]) -> dict[str, str]:
             continue
         if key == "sasl.jaas.config":
             try:
-                entries = parse_jaas_config(value)
+                options = login_options(value)
             except JaasConfigError as e:
                 raise CliError(f"Invalid sasl.jaas.config: {e}") from None
-            options = entries[0].options
             if "username" in options:
                 out["sasl.username"] = options["username"]
             if "password" in options:

@@ -219,7 +219,7 @@ def _entries_confluent(admin, etype: str, name: str) -> list[Entry]:  # noqa: AN
     return out
 
 
-def _entries_wire(bootstrap: str, etype: str, name: str) -> list[Entry]:
+def _entries_wire(bootstrap: str, etype: str, name: str, props: dict[str, str]) -> list[Entry]:
     """DescribeConfigs spoken directly (confluent-kafka rejects the empty default-entity name)."""
     from kio.schema.describe_configs.v4.request import (
         DescribeConfigsRequest,
@@ -236,7 +236,7 @@ def _entries_wire(bootstrap: str, etype: str, name: str) -> list[Entry]:
         ),
         include_synonyms=True,
     )
-    with connect_any(bootstrap) as conn:
+    with connect_any(bootstrap, props=props) as conn:
         resp = conn.request(req)
     out = []
     for r in resp.results:
@@ -250,7 +250,7 @@ def _entries_wire(bootstrap: str, etype: str, name: str) -> list[Entry]:
 
 def resource_entries(admin, etype: str, name: str, describe_all: bool) -> list[Entry]:  # noqa: ANN001
     if name == "":
-        entries = _entries_wire(admin.kafkapy_bootstrap, etype, name)
+        entries = _entries_wire(admin.kafkapy_bootstrap, etype, name, admin.kafkapy_props)
     else:
         entries = _entries_confluent(admin, etype, name)
     wanted = None if describe_all else _dynamic_source(etype, name)
@@ -309,7 +309,7 @@ def alter(admin, opts, etype: str, name: str | None) -> str:  # noqa: ANN001
     if invalid:
         raise CliError("Invalid config(s): " + ",".join(invalid))
     if name == "":
-        _alter_wire(admin.kafkapy_bootstrap, etype, to_add, to_delete)
+        _alter_wire(admin.kafkapy_bootstrap, admin.kafkapy_props, etype, to_add, to_delete)
         return f"Completed updating default config for {etype} in the cluster."
     resource = _resource(etype, name)
     for k in to_delete:
@@ -327,7 +327,9 @@ def alter(admin, opts, etype: str, name: str | None) -> str:  # noqa: ANN001
     return f"Completed updating default config for {etype} in the cluster."
 
 
-def _alter_wire(bootstrap: str, etype: str, to_add: dict[str, str], to_delete: list[str]) -> None:
+def _alter_wire(
+    bootstrap: str, props: dict[str, str], etype: str, to_add: dict[str, str], to_delete: list[str]
+) -> None:
     from kio.schema.incremental_alter_configs.v1.request import (
         AlterableConfig,
         AlterConfigsResource,
@@ -348,7 +350,7 @@ def _alter_wire(bootstrap: str, etype: str, to_add: dict[str, str], to_delete: l
         ),
         validate_only=False,
     )
-    with connect_any(bootstrap) as conn:
+    with connect_any(bootstrap, props=props) as conn:
         try:
             resp = conn.request(req)
         except ConnectionError:
@@ -413,8 +415,10 @@ def main(argv: list[str]) -> int:
         for line in _users(opts, name):
             print(line)
         return 0
-    admin = admin_client(opts.bootstrap_server, load_properties(opts.command_config))
+    props = load_properties(opts.command_config)
+    admin = admin_client(opts.bootstrap_server, props)
     admin.kafkapy_bootstrap = opts.bootstrap_server
+    admin.kafkapy_props = props
     if opts.describe:
         for line in describe(admin, etype, name, opts.all):
             print(line)

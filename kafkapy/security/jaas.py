@@ -91,3 +91,8 @@ def parse_jaas_config(text: str) -> list[LoginModuleEntry]:
     if not entries:
         raise JaasConfigError("no login module entry")
     return entries
+
+
+def login_options(text: str) -> dict[str, str]:
+    """The options of a client's login module (the first entry): ``username``, ``password``."""
+    return dict(parse_jaas_config(text)[0].options)
