@@ -37,7 +37,6 @@ import os
 import socket
 import ssl
 import statistics
-import struct
 import sys
 import tempfile
 import time
@@ -48,8 +47,11 @@ from run import Raw, fetch_v11, parse_fetch_v11
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kafkapy.security.plain import PlainClient  # noqa: E402
-from kafkapy.security.scram import ScramClient  # noqa: E402
+from kio.schema.metadata.v12.request import MetadataRequest  # noqa: E402
+
+from kafkapy.cli.wire import Connection  # noqa: E402
+from kafkapy.security.jaas import PLAIN_LOGIN_MODULE as PLAIN_MODULE  # noqa: E402
+from kafkapy.security.jaas import SCRAM_LOGIN_MODULE as SCRAM_MODULE  # noqa: E402
 from kafkapy.testing import BrokerProcess, free_port  # noqa: E402
 from kafkapy.testing_tls import Pki, make_pki  # noqa: E402
 
@@ -60,9 +62,7 @@ BROKER_CPU = 1 if (os.cpu_count() or 1) >= 2 else 0
 SECTIONS = ("ceiling", "produce", "fetch", "connect")
 CHUNK = 256 * 1024
 RESULTS = Path(__file__).resolve().parent / "results"
-PLAIN_JAAS = (
-    'org.apache.kafka.common.security.plain.PlainLoginModule required user_bench="bench-secret";'
-)
+PLAIN_JAAS = f'{PLAIN_MODULE} required user_bench="bench-secret";'
 
 
 def say(msg: str) -> None:
@@ -216,39 +216,31 @@ def open_raw(bootstrap: str, cafile: str | None) -> Raw:
 # --- connection set-up ---------------------------------------------------------------------------
 
 
-def _sasl(raw: Raw, client) -> None:  # noqa: ANN001
-    """SaslHandshake v1 and SaslAuthenticate v1 rounds, parsed by hand."""
-    mech = client.mechanism.encode()
-    raw.send(17, 1, struct.pack(">h", len(mech)) + mech)
-    assert struct.unpack_from(">h", raw.recv(), 4)[0] == 0, "handshake refused"
-    token = client.first()
-    while token is not None:
-        raw.send(36, 1, struct.pack(">i", len(token)) + token)
-        resp = bytes(raw.recv())
-        error = struct.unpack_from(">h", resp, 4)[0]
-        assert error == 0, f"authentication failed ({error})"
-        (msg_len,) = struct.unpack_from(">h", resp, 6)
-        pos = 8 + max(msg_len, 0)
-        (n,) = struct.unpack_from(">i", resp, pos)
-        if client.complete:
-            break
-        token = client.evaluate(resp[pos + 4 : pos + 4 + n])
-
-
 def connect_ms(bootstrap: str, listener: str, mechanism: str | None, pki: Pki, n: int) -> float:
-    """Median ms from TCP connect to an answered Metadata v1 (no topics) over ``n`` connections."""
+    """Median ms from TCP connect to an answered Metadata request over ``n`` connections made by
+    the tools' wire client (kafkapy.cli.wire: Python sockets and ssl, kafkapy's SASL client
+    exchanges), configured with the Java client's properties."""
+    props = {"security.protocol": listener}
+    if "SSL" in listener:
+        props.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": pki.ca})
+    if mechanism is not None:
+        module = PLAIN_MODULE if mechanism == "PLAIN" else SCRAM_MODULE
+        props.update(
+            {
+                "sasl.mechanism": mechanism,
+                "sasl.jaas.config": f'{module} required username="bench" password="bench-secret";',
+            }
+        )
+    host, port = bootstrap.split(":")
+    request = MetadataRequest(
+        topics=(), allow_auto_topic_creation=False, include_topic_authorized_operations=False
+    )
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
-        raw = open_raw(bootstrap, pki.ca if "SSL" in listener else None)
-        if mechanism == "PLAIN":
-            _sasl(raw, PlainClient("bench", "bench-secret"))
-        elif mechanism is not None:
-            _sasl(raw, ScramClient(mechanism, "bench", "bench-secret"))
-        raw.send(3, 1, struct.pack(">i", 0))
-        raw.recv()
-        times.append((time.perf_counter() - t0) * 1000)
-        raw.close()
+        with Connection(host, int(port), props=props) as conn:
+            conn.request(request)
+            times.append((time.perf_counter() - t0) * 1000)
     return statistics.median(times)
 
 

@@ -39,6 +39,7 @@ from compat_tests.secure_setup import (
     sasl_conf,
     scram_jaas,
 )
+from kafkapy.security.sasl import client_exchange
 from kafkapy.security.scram import ScramClient
 from kafkapy.testing import BrokerProcess, free_port
 from kafkapy.testing_tls import make_pki
@@ -244,14 +245,14 @@ def test_requests_before_authentication_get_nothing(broker) -> None:
 def _authenticate_v1(raw: RawClient, client) -> int:
     """SASL through SaslHandshake v1 and SaslAuthenticate v2; the session lifetime in ms."""
     assert raw.request(SaslHandshakeRequest(mechanism=client.mechanism)).error_code == 0
-    token = client.first()
+    exchange = client_exchange(client)
+    token = next(exchange)
     while True:
         reply = raw.request(SaslAuthenticateRequest(auth_bytes=token))
         assert reply.error_code == 0, reply.error_message
-        if client.complete:
-            return int(reply.session_lifetime.total_seconds() * 1000)
-        token = client.evaluate(reply.auth_bytes)
-        if token is None:
+        try:
+            token = exchange.send(reply.auth_bytes)
+        except StopIteration:
             return int(reply.session_lifetime.total_seconds() * 1000)
 
 

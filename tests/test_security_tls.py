@@ -164,13 +164,17 @@ def test_tls_transport_moves_large_buffers_and_ends_cleanly(pki) -> None:
             got += k
         return bytes(buf)
 
-    async def run() -> None:
+    async def connected() -> tuple[TlsTransport, TlsTransport, trio.socket.SocketType]:
         a, b = trio.socket.socketpair()
         server = TlsTransport(a, server_ctx, server_side=True)
         client = TlsTransport(b, client_ctx, server_side=False, server_hostname="localhost")
         async with trio.open_nursery() as nursery:
             nursery.start_soon(client.handshake)
             await server.handshake()
+        return server, client, b
+
+    async def run() -> None:
+        server, client, _ = await connected()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(client.send_all, payload)
             assert await read_all(server, len(payload)) == payload
@@ -181,12 +185,7 @@ def test_tls_transport_moves_large_buffers_and_ends_cleanly(pki) -> None:
         assert await server.receive_into(memoryview(bytearray(10))) == 0
         await server.aclose()
         # a forged record after a good handshake
-        a, b = trio.socket.socketpair()
-        server = TlsTransport(a, server_ctx, server_side=True)
-        client = TlsTransport(b, client_ctx, server_side=False, server_hostname="localhost")
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(client.handshake)
-            await server.handshake()
+        server, client, b = await connected()
         await b.send(b"\x17\x03\x03\x00\x20" + bytes(32))
         with pytest.raises(ConnectionError, match="TLS error"):
             await server.receive_into(memoryview(bytearray(10)))

@@ -24,7 +24,7 @@ from kafkapy.cli.common import CliError
 from kafkapy.protocol.headers import is_flexible
 from kafkapy.security.jaas import JaasConfigError, login_options
 from kafkapy.security.plain import PlainClient
-from kafkapy.security.sasl import PLAIN, SaslAuthenticationError, SaslClient
+from kafkapy.security.sasl import PLAIN, SaslAuthenticationError, SaslClient, client_exchange
 from kafkapy.security.scram import MECHANISMS, ScramClient
 from kafkapy.security.tls import TlsConfigError, client_context
 
@@ -101,15 +101,16 @@ class Connection:
                 f"SASL mechanism {client.mechanism} is not enabled on {self.host}:{self.port} "
                 f"(enabled: {', '.join(shake.mechanisms)})"
             )
-        token: bytes | None = client.first()
-        while token is not None:
+        exchange = client_exchange(client)
+        token = next(exchange)
+        while True:
             reply = self.request(SaslAuthenticateRequest(auth_bytes=token))
             if reply.error_code != 0:
                 raise CliError(f"SASL authentication failed: {reply.error_message}")
-            if client.complete:
-                return
             try:
-                token = client.evaluate(reply.auth_bytes)
+                token = exchange.send(reply.auth_bytes)
+            except StopIteration:
+                return
             except SaslAuthenticationError as e:
                 raise CliError(str(e)) from None
 

@@ -15,6 +15,7 @@ tokens a server expects: :meth:`SaslClient.first` and :meth:`SaslClient.evaluate
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Protocol
 
 PLAIN = "PLAIN"
@@ -63,3 +64,19 @@ class SaslClient(Protocol):
     def first(self) -> bytes: ...
 
     def evaluate(self, challenge: bytes) -> bytes | None: ...
+
+
+def client_exchange(client: SaslClient) -> Generator[bytes, bytes, None]:
+    """Drive a client exchange without I/O: yields each token to send in a SaslAuthenticate
+    request and is sent the server's answer (``auth_bytes``); stops once the exchange is
+    complete. SaslAuthenticationError when the server's answers do not check out (SCRAM's
+    server signature)."""
+    token = client.first()
+    while True:
+        reply = yield token
+        if client.complete:
+            return
+        next_token = client.evaluate(reply)
+        if next_token is None:
+            return
+        token = next_token

@@ -34,7 +34,7 @@ from kafkapy.protocol.request_guard import guard_for
 from kafkapy.protocol.wire import skip_tagged_fields
 from kafkapy.security.listener_security import InterBrokerSecurity
 from kafkapy.security.plain import PlainClient
-from kafkapy.security.sasl import PLAIN, SaslAuthenticationError, SaslClient
+from kafkapy.security.sasl import PLAIN, SaslAuthenticationError, SaslClient, client_exchange
 from kafkapy.security.scram import ScramClient
 
 from .rcvlowat import LowWater
@@ -103,18 +103,19 @@ class PeerConnection:
                 f"SASL handshake for {client.mechanism} refused: {error_name(shake.error_code)} "
                 f"(enabled: {', '.join(shake.mechanisms)})"
             )
-        token: bytes | None = client.first()
-        while token is not None:
+        exchange = client_exchange(client)
+        token = next(exchange)
+        while True:
             reply = await self.request(SaslAuthenticateRequest(auth_bytes=token))
             if reply.error_code != ErrorCode.none:
                 raise PeerAuthenticationError(
                     f"SASL authentication refused: {error_name(reply.error_code)}: "
                     f"{reply.error_message}"
                 )
-            if client.complete:
-                break
             try:
-                token = client.evaluate(reply.auth_bytes)
+                token = exchange.send(reply.auth_bytes)
+            except StopIteration:
+                return
             except SaslAuthenticationError as e:
                 raise PeerAuthenticationError(str(e)) from None
 
