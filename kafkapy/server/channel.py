@@ -123,7 +123,11 @@ class TlsChannel:
         self.socket = transport.socket
 
     async def receive(self, reader: FrameReader) -> int:
-        """Decrypt straight into ``reader``'s buffer; the byte count, 0 when the peer closed."""
+        """Decrypt straight into ``reader``'s buffer; the byte count, 0 when the peer closed.
+        With nothing buffered, the staging buffer is dropped while waiting, as on plain TCP."""
+        if not self.transport.buffered:
+            reader.release()
+            await trio.lowlevel.wait_readable(self.socket)
         return await self.transport.receive_into(reader.buffer())
 
     async def send(self, parts: Parts, touch: Touch = None) -> None:

@@ -50,6 +50,11 @@ class TlsTransport:
             server_hostname=server_hostname,
         )
 
+    @property
+    def buffered(self) -> bool:
+        """Whether received bytes wait in the TLS layer (decrypted, or ciphertext not yet)."""
+        return bool(self.ssl.pending() or self._incoming.pending)
+
     def getpeercert(self) -> dict:
         return self.ssl.getpeercert() or {}
 
