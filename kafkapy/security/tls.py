@@ -7,8 +7,8 @@ Key and trust stores:
   chain inline in ``ssl.keystore.key`` and ``ssl.keystore.certificate.chain``.
   ``ssl.truststore.location`` is a PEM file of CA certificates, or they are inline in
   ``ssl.truststore.certificates``.
-* ``PKCS12``: read with ``ssl.keystore.password`` / ``ssl.truststore.password`` when the
-  ``cryptography`` package is installed (``pip install kafkapy[tls]``), else a one-line error.
+* ``PKCS12``: read with ``ssl.keystore.password`` / ``ssl.truststore.password`` through the
+  ``cryptography`` package (a runtime dependency: the standard library cannot read PKCS12).
 * ``JKS``: no maintained Python library reads Java key stores; refused with a one-line error
   saying how to convert one (keytool to PKCS12, or openssl to PEM).
 
@@ -88,13 +88,8 @@ def _refuse_jks(prefix: str) -> TlsConfigError:
 
 
 def _pkcs12(settings: Mapping[str, str], prefix: str, location: str) -> tuple:
-    try:
-        from cryptography.hazmat.primitives.serialization import pkcs12
-    except ImportError:
-        raise TlsConfigError(
-            f"{prefix}.type=PKCS12 needs the cryptography package (pip install 'kafkapy[tls]'); "
-            "or convert the store to PEM"
-        ) from None
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
     password = _get(settings, f"{prefix}.password")
     try:
         with open(location, "rb") as f:
