@@ -16,6 +16,7 @@ from compat_tests.secure_setup import (
     ADMIN,
     ADMIN_PASSWORD,
     first_error,
+    plain_jaas,
     produce_and_consume,
     sasl_conf,
     scram_jaas,
@@ -60,7 +61,10 @@ def secure_cluster(tmp_path_factory):
             return {
                 "listeners": f"SASL_SSL://127.0.0.1:{port}",
                 "security.inter.broker.protocol": "SASL_SSL",
-                "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+                "sasl.enabled.mechanisms": "SCRAM-SHA-512,PLAIN",
+                "listener.name.sasl_ssl.plain.sasl.jaas.config": plain_jaas(
+                    {"bob": "bob-secret"}, None
+                ),
                 "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512",
                 "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": scram_jaas(
                     ADMIN, ADMIN_PASSWORD
@@ -120,3 +124,12 @@ def test_a_new_user_logs_in_on_every_broker(secure_cluster) -> None:
             timeout=20,
             what=f"erin logged in on {b.bootstrap}",
         )
+
+
+def test_plain_over_sasl_ssl(secure_cluster) -> None:
+    ca = secure_cluster.client_config["ssl.ca.location"]
+    conf = sasl_conf(
+        secure_cluster.bootstrap, "PLAIN", "bob", "bob-secret", **{"ssl.ca.location": ca}
+    )
+    values = [b"p%d" % i for i in range(5)]
+    assert produce_and_consume(conf, "plain-ssl", values) == values

@@ -71,6 +71,7 @@ def broker(tmp_path_factory, pki):
             "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512",
             "listener.name.sasl_ssl.ssl.keystore.location": pki.server_keystore,
             "connection.failed.authentication.delay.ms": str(FAILED_AUTH_DELAY_MS),
+            "group.initial.rebalance.delay.ms": "0",
         },
         port=port,
     )

@@ -49,6 +49,7 @@ def broker(tmp_path_factory, pki):
             "listener.name.mtls.ssl.truststore.location": pki.ca,
             "listener.name.mtls.ssl.client.auth": "required",
             "ssl.principal.mapping.rules": "RULE:^CN=(.*?),OU=.*$/$1/,DEFAULT",
+            "group.initial.rebalance.delay.ms": "0",
         },
         port=plain,
     )
@@ -91,17 +92,16 @@ def test_metadata_answers_with_the_clients_listener(broker, pki) -> None:
         assert (node.host, node.port) == ("127.0.0.1", broker.ports[name])
 
 
-def test_mutual_tls_with_kafka_python(broker, pki) -> None:
-    cert, key = pki.client("alice")
-    common = dict(
-        bootstrap_servers=broker.mtls_bootstrap,
-        security_protocol="SSL",
-        ssl_cafile=pki.ca,
-        ssl_certfile=cert,
-        ssl_keyfile=key,
-    )
+@pytest.mark.parametrize("listener", ["TLS", "MTLS"])
+def test_kafka_python_over_tls(broker, pki, listener) -> None:
+    common = dict(security_protocol="SSL", ssl_cafile=pki.ca)
+    if listener == "MTLS":
+        cert, key = pki.client("alice")
+        common.update(bootstrap_servers=broker.mtls_bootstrap, ssl_certfile=cert, ssl_keyfile=key)
+    else:
+        common.update(bootstrap_servers=broker.tls_bootstrap)
     values = [b"m%d" % i for i in range(5)]
-    assert kafka_python_round_trip(common, "mtls-kp", values) == values
+    assert kafka_python_round_trip(common, f"kp-{listener.lower()}", values) == values
 
 
 @pytest.mark.parametrize(

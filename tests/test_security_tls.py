@@ -193,3 +193,52 @@ def test_tls_transport_moves_large_buffers_and_ends_cleanly(pki) -> None:
         await client.aclose()
 
     trio.run(run)
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "host", "ok"),
+    [
+        ("https", "localhost", True),
+        ("https", "not-the-broker.example", False),
+        ("", "not-the-broker.example", True),
+    ],
+)
+def test_broker_as_client_checks_the_peer_name(pki, algorithm, host, ok) -> None:
+    """ssl.endpoint.identification.algorithm: https (Kafka's default) makes a broker refuse a
+    peer whose certificate does not name the host it connected to; empty turns the check off."""
+    from kafkapy.security.tls import client_context
+    from kafkapy.server.tls_transport import TlsTransport
+
+    server_ctx = server_context({"ssl.keystore.location": pki.server_keystore})
+    client_ctx = client_context(
+        {"ssl.truststore.location": pki.ca, "ssl.endpoint.identification.algorithm": algorithm}
+    )
+
+    async def client_error() -> ssl.SSLError | None:
+        a, b = trio.socket.socketpair()
+        server = TlsTransport(a, server_ctx, server_side=True)
+        client = TlsTransport(b, client_ctx, server_side=False, server_hostname=host)
+
+        async def serve() -> None:
+            try:
+                await server.handshake()
+            except (ssl.SSLError, ConnectionError):
+                pass  # the client hung up on us
+
+        error = None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve)
+            try:
+                await client.handshake()
+            except ssl.SSLCertVerificationError as e:
+                error = e
+                await client.aclose()
+        await server.aclose()
+        if error is None:
+            await client.aclose()
+        return error
+
+    error = trio.run(client_error)
+    assert (error is None) == ok, error
+    if not ok:
+        assert "Hostname mismatch" in str(error)
