@@ -442,3 +442,90 @@ def test_tools_speak_sasl_over_tls(broker, carol, pki, tmp_path) -> None:
         check=False,
     )
     assert failed.returncode != 0 and "SASL authentication failed" in failed.stderr
+
+
+def _java_classpath() -> str | None:
+    """Kafka 3.9's Java client and tools (the shared JVM directory) with PySpark's jars."""
+    if shutil.which("java") is None:
+        return None
+    for base in (ROOT.parent / "shared" / "jvm", Path("/work/shared/jvm")):
+        if (base / "kafka" / "kafka-clients-3.9.0.jar").exists():
+            try:
+                import pyspark
+            except ImportError:
+                return None
+            return f"{base / 'kafka'}/*:{Path(pyspark.__file__).parent / 'jars'}/*"
+    return None
+
+
+JAVA_CP = _java_classpath()
+
+
+@pytest.mark.skipif(JAVA_CP is None, reason="Kafka's Java client jars or java are not here")
+def test_java_client_scram_with_reauthentication(broker, carol, pki, tmp_path) -> None:
+    """Kafka's own Java client: SCRAM-SHA-512 with 2 s sessions on SASL_PLAINTEXT (it
+    re-authenticates on its connections, KIP-368), then reads back over SASL_SSL with a PEM
+    trust store."""
+    jaas = scram_jaas(*carol)
+    plain = tmp_path / "plain.properties"
+    plain.write_text(
+        f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config={jaas}\n"
+    )
+    tls = tmp_path / "tls.properties"
+    tls.write_text(
+        f"security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config={jaas}\n"
+        f"ssl.truststore.type=PEM\nssl.truststore.location={pki.ca}\n"
+    )
+    expired_before = broker.log_text().count("SASL session expired")
+    produced = subprocess.run(
+        [
+            "java",
+            "-cp",
+            JAVA_CP,
+            "org.apache.kafka.tools.ProducerPerformance",
+            "--topic",
+            "java",
+            "--num-records",
+            "60",
+            "--record-size",
+            "100",
+            "--throughput",
+            "12",
+            "--producer-props",
+            f"bootstrap.servers={broker.bootstrap}",
+            "acks=all",
+            "--producer.config",
+            str(plain),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert produced.returncode == 0, produced.stderr[-2000:]
+    assert "60 records sent" in produced.stdout
+    consumed = subprocess.run(
+        [
+            "java",
+            "-cp",
+            JAVA_CP,
+            "org.apache.kafka.tools.consumer.ConsoleConsumer",
+            "--bootstrap-server",
+            broker.ssl_bootstrap,
+            "--consumer.config",
+            str(tls),
+            "--topic",
+            "java",
+            "--from-beginning",
+            "--max-messages",
+            "60",
+            "--timeout-ms",
+            "30000",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert consumed.returncode == 0, consumed.stderr[-2000:]
+    assert len(consumed.stdout.split()) == 60
+    # 5 s of producing over 2 s sessions, and no connection was cut for an expired session
+    assert broker.log_text().count("SASL session expired") == expired_before
