@@ -282,6 +282,27 @@ def test_raw_plain_v0_and_v1_exchanges(broker) -> None:
         assert len(_metadata(raw).brokers) == 1
 
 
+def test_other_requests_during_the_exchange_get_illegal_sasl_state(broker) -> None:
+    """Where a SaslAuthenticate is due, another request gets its own error response with
+    ILLEGAL_SASL_STATE (34), as Kafka answers, and the connection is closed."""
+    import uuid
+
+    from kio.schema.metadata.v12.request import MetadataRequestTopic
+
+    with RawClient(broker.bootstrap) as raw:
+        assert raw.request(SaslHandshakeRequest(mechanism="PLAIN")).error_code == 0
+        reply = raw.request(
+            MetadataRequest(
+                topics=(MetadataRequestTopic(name="secret", topic_id=uuid.UUID(int=0)),),
+                allow_auto_topic_creation=False,
+                include_topic_authorized_operations=False,
+            )
+        )
+        assert [(t.name, t.error_code) for t in reply.topics] == [("secret", 34)]
+        assert reply.brokers == ()
+        assert raw.is_closed_by_peer(5)
+
+
 def test_failed_authentication_is_answered_then_closed_after_the_delay(broker) -> None:
     with RawClient(broker.bootstrap) as raw:
         assert raw.request(SaslHandshakeRequest(mechanism="PLAIN")).error_code == 0

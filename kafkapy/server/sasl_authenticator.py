@@ -13,10 +13,11 @@ Before authentication completes only these are accepted, in this order:
 
 Anything else (a Metadata or Produce request from a client that skipped SASL, bytes that are not
 a request) closes the connection without an answer, after connection.failed.authentication.
-delay.ms as for every failed authentication. A failed exchange is answered with
-SASL_AUTHENTICATION_FAILED and a message (the generic "invalid credentials" one when the reason
-must stay on the server, as for SCRAM's unknown users and bad proofs). Frames before
-authentication are limited to sasl.server.max.receive.size.
+delay.ms as for every failed authentication; a request other than SaslAuthenticate in the middle
+of an exchange gets its own error response with ILLEGAL_SASL_STATE first, as in Kafka. A failed
+exchange is answered with SASL_AUTHENTICATION_FAILED and a message (the generic "invalid
+credentials" one when the reason must stay on the server, as for SCRAM's unknown users and bad
+proofs). Frames before authentication are limited to sasl.server.max.receive.size.
 
 After authentication the principal is ``User:<authorization id>`` and frames go to dispatch.
 With connections.max.reauth.ms set, SaslAuthenticate reports the session lifetime; a client
@@ -50,6 +51,7 @@ from kafkapy.security.scram import ScramServer
 from kafkapy.security.session import Session
 
 from .connection import PASS, AuthenticationFailed, CloseConnection, decode_body
+from .error_response import error_response
 from .registry import REGISTRY
 from .responses import build, encode_entity, response_module
 
@@ -116,9 +118,7 @@ class Authenticator:
         key = header.api_key
         if self.state == AUTHENTICATE:
             if key != SASL_AUTHENTICATE_KEY:
-                raise AuthenticationFailed(
-                    f"Unexpected Kafka request of type {_api_name(key)} during SASL authentication."
-                )
+                self._unexpected_during_exchange(header, frame)
             return self._authenticate_request(header, frame)
         if key == API_VERSIONS_KEY and self.state == VERSIONS_OR_HANDSHAKE:
             self.state = HANDSHAKE
@@ -128,6 +128,31 @@ class Authenticator:
                 f"Unexpected Kafka request of type {_api_name(key)} during SASL handshake."
             )
         return self._handshake(header, frame)
+
+    def _unexpected_during_exchange(self, header: Any, frame: bytearray) -> None:
+        """Another request where a SaslAuthenticate was due: Kafka answers it with its own
+        error response (ILLEGAL_SASL_STATE), then fails the authentication."""
+        message = (
+            f"Unexpected Kafka request of type {_api_name(header.api_key)} during SASL "
+            "authentication."
+        )
+        response = None
+        reg = REGISTRY.get(header.api_key)
+        if reg is not None and reg.range.accepts(header.api_version):
+            try:
+                request = decode_body(header, frame)
+                entity = error_response(
+                    header.api_key,
+                    header.api_version,
+                    request,
+                    ErrorCode.illegal_sasl_state,
+                    message,
+                )
+                if entity is not None:
+                    response = self._respond(header, entity)
+            except CloseConnection:
+                pass  # a body that does not decode gets no answer
+        raise AuthenticationFailed(message, response)
 
     def _authenticated(self, frame: bytearray) -> Any:
         key = INT16.unpack_from(frame, 0)[0] if len(frame) >= 2 else -1
