@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .jaas import PLAIN_LOGIN_MODULE, JaasConfigError, parse_jaas_config
 from .sasl import GSSAPI, PLAIN, SERVED_MECHANISMS
-from .session import uses_sasl, uses_tls
+from .session import PLAINTEXT, SECURITY_PROTOCOLS, uses_sasl, uses_tls
 from .ssl_principal import InvalidRule, SslPrincipalMapper
 from .tls import TlsConfigError, client_context, server_context
 
@@ -44,6 +44,40 @@ def listener_settings(props: Mapping[str, str], listener_name: str) -> dict[str,
         if key.lower().startswith(prefix):
             out[key[len(prefix) :]] = value
     return out
+
+
+def inter_broker_listener(props: Mapping[str, str], advertised: list[str]) -> str:
+    """The listener brokers reach each other on, by Kafka's rules: ``inter.broker.listener.name``,
+    else the listener named by ``security.inter.broker.protocol`` (default PLAINTEXT), never both;
+    it must be advertised. kafkapy also lets a lone listener serve brokers whatever its name."""
+    name = props.get("inter.broker.listener.name", "").strip().upper() or None
+    protocol = props.get("security.inter.broker.protocol", "").strip().upper() or None
+    if name and protocol:
+        raise SecurityConfigError(
+            f"Invalid value {protocol!r} for configuration security.inter.broker.protocol: only "
+            "one of inter.broker.listener.name and security.inter.broker.protocol may be set"
+        )
+    if protocol is not None and protocol not in SECURITY_PROTOCOLS:
+        raise SecurityConfigError(
+            f"Invalid value {protocol!r} for configuration security.inter.broker.protocol: "
+            f"allowed values are {', '.join(SECURITY_PROTOCOLS)}"
+        )
+    if name is None:
+        name = protocol or PLAINTEXT
+        if protocol is None and name not in advertised and len(advertised) == 1:
+            name = advertised[0]
+    if name not in advertised:
+        key = (
+            "inter.broker.listener.name"
+            if "inter.broker.listener.name" in props
+            else ("security.inter.broker.protocol")
+        )
+        raise SecurityConfigError(
+            f"Invalid value {props.get(key, name)!r} for configuration {key}: must be the name "
+            f"of one of the listeners; the inter-broker listener {name} is not in "
+            f"advertised.listeners ({', '.join(advertised)})"
+        )
+    return name
 
 
 def _int(settings: Mapping[str, str], key: str, default: int, where: str) -> int:

@@ -26,6 +26,7 @@ from kafkapy.security.listener_security import (
     InterBrokerSecurity,
     ListenerSecurity,
     SecurityConfigError,
+    inter_broker_listener,
 )
 from kafkapy.security.session import PLAINTEXT, SECURITY_PROTOCOLS
 
@@ -893,37 +894,13 @@ def _listeners(props: Mapping[str, str]) -> dict[str, Any]:
 def _security(
     props: Mapping[str, str], listeners: tuple[Listener, ...], advertised: tuple[Listener, ...]
 ) -> dict[str, Any]:
-    """The inter-broker listener (Kafka's rules) and every listener's security settings."""
-    name = props.get("inter.broker.listener.name", "").strip().upper() or None
-    protocol = props.get("security.inter.broker.protocol", "").strip().upper() or None
-    if name and protocol:
-        raise _invalid(
-            "security.inter.broker.protocol",
-            protocol,
-            "only one of inter.broker.listener.name and security.inter.broker.protocol may be set",
-        )
-    if protocol is not None and protocol not in SECURITY_PROTOCOLS:
-        raise _invalid(
-            "security.inter.broker.protocol", protocol, f"allowed values are {SECURITY_PROTOCOLS}"
-        )
-    names = [lst.name for lst in advertised]
-    if name is None:
-        name = protocol or PLAINTEXT
-        if protocol is None and name not in names and len(names) == 1:
-            name = names[0]  # kafkapy: a lone listener serves brokers too, whatever its name
-    if name not in names:
-        key = "inter.broker.listener.name" if "inter.broker.listener.name" in props else (
-            "security.inter.broker.protocol"
-        )
-        raise _invalid(
-            key,
-            props.get(key, name),
-            f"must be the name of one of the listeners; the inter-broker listener {name} is not "
-            f"in advertised.listeners ({', '.join(names)})",
-        )
+    """The inter-broker listener and every listener's security (kafkapy.security)."""
     try:
-        security = {lst.name: ListenerSecurity.build(props, lst.name, lst.security_protocol)
-                    for lst in listeners}
+        name = inter_broker_listener(props, [lst.name for lst in advertised])
+        security = {
+            lst.name: ListenerSecurity.build(props, lst.name, lst.security_protocol)
+            for lst in listeners
+        }
     except SecurityConfigError as e:
         raise ConfigError(str(e)) from None
     return {"inter_broker_listener": name, "listener_security": MappingProxyType(security)}
