@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
+
+from kafkapy.testing import BrokerProcess, free_port
+from kafkapy.testing_tls import Pki
 
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
@@ -114,3 +118,68 @@ def kcat_round_trip(bootstrap: str, config: dict[str, str], topic: str) -> list[
         [*base, "-C", "-o", "beginning", "-e", "-q"], capture_output=True, check=True, timeout=30
     ).stdout
     return out.split()
+
+
+FAILED_AUTH_DELAY_MS = 400
+REAUTH_MS = 2000
+
+
+def start_sasl_broker(base: Path, pki: Pki) -> BrokerProcess:
+    """A broker with two SASL listeners (the SASL test modules' broker):
+
+    * SASL_PLAINTEXT (``broker.bootstrap``): PLAIN (users admin, bob), SCRAM-SHA-256 and
+      SCRAM-SHA-512, whose sessions last REAUTH_MS
+      (``listener.name.sasl_plaintext.scram-sha-512.connections.max.reauth.ms``);
+    * SASL_SSL (``broker.ssl_bootstrap``): SCRAM-SHA-512 only.
+
+    A failed authentication is answered and closed after FAILED_AUTH_DELAY_MS."""
+    port, ssl_port = free_port(), free_port()
+    proc = BrokerProcess(
+        base,
+        {
+            "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port},SASL_SSL://127.0.0.1:{ssl_port}",
+            "inter.broker.listener.name": "SASL_PLAINTEXT",
+            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+            "sasl.mechanism.inter.broker.protocol": "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": plain_jaas(
+                {ADMIN: ADMIN_PASSWORD, "bob": "bob-secret"}
+            ),
+            "listener.name.sasl_plaintext.scram-sha-512.connections.max.reauth.ms": str(REAUTH_MS),
+            "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+            "listener.name.sasl_ssl.ssl.keystore.location": pki.server_keystore,
+            "connection.failed.authentication.delay.ms": str(FAILED_AUTH_DELAY_MS),
+            "group.initial.rebalance.delay.ms": "0",
+        },
+        port=port,
+    )
+    proc.start()
+    proc.ssl_bootstrap = f"127.0.0.1:{ssl_port}"  # type: ignore[attr-defined]
+    return proc
+
+
+def admin_client(broker: BrokerProcess) -> Any:
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient(sasl_conf(broker.bootstrap, "PLAIN", ADMIN, ADMIN_PASSWORD))
+
+
+def create_carol(broker: BrokerProcess) -> tuple[str, str]:
+    """User carol with SCRAM-SHA-256 (8192 iterations) and SCRAM-SHA-512 credentials."""
+    from confluent_kafka.admin import (
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
+
+    upserts = [
+        UserScramCredentialUpsertion(
+            "carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192), b"carol-secret"
+        ),
+        UserScramCredentialUpsertion(
+            "carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"carol-secret"
+        ),
+    ]
+    admin = admin_client(broker)  # kept alive until the futures resolve
+    for f in admin.alter_user_scram_credentials(upserts).values():
+        assert f.result(15) is None
+    return "carol", "carol-secret"

@@ -1,36 +1,22 @@
-"""SASL on real listeners: PLAIN and SCRAM-SHA-256/512 with confluent-kafka (librdkafka),
-kafka-python and kafka-configs; wrong passwords, unknown users, a mechanism the listener does not
-enable, requests that skip authentication, the failed-authentication delay and re-authentication
-(KIP-368).
-
-One broker serves two SASL listeners:
-* SASL_PLAINTEXT: PLAIN (users admin, bob), SCRAM-SHA-256, SCRAM-SHA-512 (whose sessions last 2 s:
-  ``listener.name.sasl_plaintext.scram-sha-512.connections.max.reauth.ms``);
-* SASL_SSL: SCRAM-SHA-512 only.
-"""
+"""SASL with real clients: PLAIN and SCRAM-SHA-256/512 through confluent-kafka (librdkafka),
+kafka-python, kcat, Kafka's Java client and the tools; the SCRAM credential APIs and
+kafka-configs; wrong passwords, unknown users, a mechanism the listener does not enable.
+The broker: compat_tests/secure_setup.py start_sasl_broker (SASL_PLAINTEXT and SASL_SSL)."""
 
 from __future__ import annotations
 
 import shutil
-import socket
-import ssl
-import struct
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from kio.schema.api_versions.v3.request import ApiVersionsRequest
-from kio.schema.metadata.v12.request import MetadataRequest
-from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
-from kio.schema.sasl_handshake.v0.request import SaslHandshakeRequest as SaslHandshakeV0
-from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
 
-from compat_tests.rawclient import RawClient, encode_request
 from compat_tests.secure_setup import (
     ADMIN,
     ADMIN_PASSWORD,
+    admin_client,
+    create_carol,
     first_error,
     kafka_python_round_trip,
     kcat_round_trip,
@@ -38,15 +24,11 @@ from compat_tests.secure_setup import (
     produce_and_consume,
     sasl_conf,
     scram_jaas,
+    start_sasl_broker,
 )
-from kafkapy.security.sasl import client_exchange
-from kafkapy.security.scram import ScramClient
-from kafkapy.testing import BrokerProcess, free_port
 from kafkapy.testing_tls import make_pki
 
 ROOT = Path(__file__).resolve().parents[1]
-FAILED_AUTH_DELAY_MS = 400
-REAUTH_MS = 2000
 
 
 @pytest.fixture(scope="module")
@@ -56,58 +38,14 @@ def pki(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory, pki):
-    port, ssl_port = free_port(), free_port()
-    proc = BrokerProcess(
-        tmp_path_factory.mktemp("sasl-broker"),
-        {
-            "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port},SASL_SSL://127.0.0.1:{ssl_port}",
-            "inter.broker.listener.name": "SASL_PLAINTEXT",
-            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
-            "sasl.mechanism.inter.broker.protocol": "PLAIN",
-            "listener.name.sasl_plaintext.plain.sasl.jaas.config": plain_jaas(
-                {ADMIN: ADMIN_PASSWORD, "bob": "bob-secret"}
-            ),
-            "listener.name.sasl_plaintext.scram-sha-512.connections.max.reauth.ms": str(REAUTH_MS),
-            "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512",
-            "listener.name.sasl_ssl.ssl.keystore.location": pki.server_keystore,
-            "connection.failed.authentication.delay.ms": str(FAILED_AUTH_DELAY_MS),
-            "group.initial.rebalance.delay.ms": "0",
-        },
-        port=port,
-    )
-    proc.start()
-    proc.ssl_bootstrap = f"127.0.0.1:{ssl_port}"
+    proc = start_sasl_broker(tmp_path_factory.mktemp("sasl-broker"), pki)
     yield proc
     assert proc.stop() == 0, proc.log_text()[-3000:]
 
 
-def admin_client(broker):
-    from confluent_kafka.admin import AdminClient
-
-    return AdminClient(sasl_conf(broker.bootstrap, "PLAIN", ADMIN, ADMIN_PASSWORD))
-
-
 @pytest.fixture(scope="module")
 def carol(broker):
-    """User carol with SCRAM-SHA-256 (8192 iterations) and SCRAM-SHA-512 credentials."""
-    from confluent_kafka.admin import (
-        ScramCredentialInfo,
-        ScramMechanism,
-        UserScramCredentialUpsertion,
-    )
-
-    admin = admin_client(broker)
-    upserts = [
-        UserScramCredentialUpsertion(
-            "carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192), b"carol-secret"
-        ),
-        UserScramCredentialUpsertion(
-            "carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"carol-secret"
-        ),
-    ]
-    for f in admin.alter_user_scram_credentials(upserts).values():
-        assert f.result(15) is None
-    return "carol", "carol-secret"
+    return create_carol(broker)
 
 
 def test_plain_produce_and_consume(broker) -> None:
@@ -181,12 +119,6 @@ def test_mechanism_not_enabled_on_the_listener(broker, pki) -> None:
     )
     error = first_error(conf)
     assert error is not None and "Unsupported SASL mechanism" in error
-    # the handshake's answer lists what the listener enables, then the connection is closed
-    with _tls_raw(broker.ssl_bootstrap, pki.ca) as raw:
-        reply = raw.request(SaslHandshakeRequest(mechanism="PLAIN"))
-        assert reply.error_code == 33  # UNSUPPORTED_SASL_MECHANISM
-        assert list(reply.mechanisms) == ["SCRAM-SHA-512"]
-        assert raw.is_closed_by_peer(5)
 
 
 @pytest.mark.parametrize(
@@ -220,142 +152,6 @@ def test_kcat_scram_over_sasl_ssl(broker, carol, pki) -> None:
         "ssl.ca.location": pki.ca,
     }
     assert kcat_round_trip(broker.ssl_bootstrap, config, "kcat-scram") == [b"one", b"two"]
-
-
-def test_requests_before_authentication_get_nothing(broker) -> None:
-    for first in (
-        MetadataRequest(
-            topics=None, allow_auto_topic_creation=True, include_topic_authorized_operations=False
-        ),
-    ):
-        with RawClient(broker.bootstrap) as raw:  # no handshake at all
-            raw.send_frame(encode_request(first))
-            assert raw.is_closed_by_peer(5)
-    with RawClient(broker.bootstrap) as raw:  # ApiVersions is allowed, and advertises SASL
-        versions = raw.request(
-            ApiVersionsRequest(client_software_name="raw", client_software_version="1")
-        )
-        assert {17, 36} <= {k.api_key for k in versions.api_keys}
-        raw.send_frame(encode_request(first))  # but nothing else before authentication
-        assert raw.is_closed_by_peer(5)
-    with RawClient(broker.bootstrap) as raw:  # bytes that are not a request
-        raw.send_frame(b"\x00\x01garbage")
-        assert raw.is_closed_by_peer(5)
-
-
-def _authenticate_v1(raw: RawClient, client) -> int:
-    """SASL through SaslHandshake v1 and SaslAuthenticate v2; the session lifetime in ms."""
-    assert raw.request(SaslHandshakeRequest(mechanism=client.mechanism)).error_code == 0
-    exchange = client_exchange(client)
-    token = next(exchange)
-    while True:
-        reply = raw.request(SaslAuthenticateRequest(auth_bytes=token))
-        assert reply.error_code == 0, reply.error_message
-        try:
-            token = exchange.send(reply.auth_bytes)
-        except StopIteration:
-            return int(reply.session_lifetime.total_seconds() * 1000)
-
-
-def _metadata(raw: RawClient):
-    return raw.request(
-        MetadataRequest(
-            topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False
-        )
-    )
-
-
-def test_raw_plain_v0_and_v1_exchanges(broker) -> None:
-    from kafkapy.security.plain import PlainClient
-
-    with RawClient(broker.bootstrap) as raw:  # v1: SaslAuthenticate requests
-        assert _authenticate_v1(raw, PlainClient("bob", "bob-secret")) == 0
-        assert len(_metadata(raw).brokers) == 1
-        # after authentication, SASL requests are answered ILLEGAL_SASL_STATE (34)
-        assert raw.request(SaslHandshakeRequest(mechanism="PLAIN")).error_code == 34
-        again = raw.request(SaslAuthenticateRequest(auth_bytes=b"\0bob\0bob-secret"))
-        assert again.error_code == 34
-    with RawClient(broker.bootstrap) as raw:  # v0: raw size-prefixed tokens
-        assert raw.request(SaslHandshakeV0(mechanism="PLAIN")).error_code == 0
-        raw.send_frame(b"\0bob\0bob-secret")
-        assert raw.recv_frame() == b""
-        assert len(_metadata(raw).brokers) == 1
-
-
-def test_other_requests_during_the_exchange_get_illegal_sasl_state(broker) -> None:
-    """Where a SaslAuthenticate is due, another request gets its own error response with
-    ILLEGAL_SASL_STATE (34), as Kafka answers, and the connection is closed."""
-    import uuid
-
-    from kio.schema.metadata.v12.request import MetadataRequestTopic
-
-    with RawClient(broker.bootstrap) as raw:
-        assert raw.request(SaslHandshakeRequest(mechanism="PLAIN")).error_code == 0
-        reply = raw.request(
-            MetadataRequest(
-                topics=(MetadataRequestTopic(name="secret", topic_id=uuid.UUID(int=0)),),
-                allow_auto_topic_creation=False,
-                include_topic_authorized_operations=False,
-            )
-        )
-        assert [(t.name, t.error_code) for t in reply.topics] == [("secret", 34)]
-        assert reply.brokers == ()
-        assert raw.is_closed_by_peer(5)
-
-
-def test_failed_authentication_is_answered_then_closed_after_the_delay(broker) -> None:
-    with RawClient(broker.bootstrap) as raw:
-        assert raw.request(SaslHandshakeRequest(mechanism="PLAIN")).error_code == 0
-        reply = raw.request(SaslAuthenticateRequest(auth_bytes=b"\0bob\0nope"))
-        answered = time.monotonic()
-        assert reply.error_code == 58  # SASL_AUTHENTICATION_FAILED
-        assert reply.error_message == "Authentication failed: Invalid username or password"
-        assert raw.is_closed_by_peer(10)
-        assert time.monotonic() - answered >= FAILED_AUTH_DELAY_MS / 1000 * 0.9
-
-
-def test_reauthentication_and_session_expiry(broker, carol) -> None:
-    from confluent_kafka import Producer
-
-    def scram() -> ScramClient:
-        return ScramClient("SCRAM-SHA-512", *carol)
-
-    expired, renewed = RawClient(broker.bootstrap), RawClient(broker.bootstrap)
-    with expired, renewed:
-        assert _authenticate_v1(expired, scram()) == REAUTH_MS
-        assert _authenticate_v1(renewed, scram()) == REAUTH_MS
-        time.sleep(1.2)
-        assert _authenticate_v1(renewed, scram()) == REAUTH_MS  # KIP-368: same connection
-        time.sleep(1.0)  # the first sessions are now over
-        assert len(_metadata(renewed).brokers) == 1
-        expired.send_frame(
-            encode_request(
-                MetadataRequest(
-                    topics=None,
-                    allow_auto_topic_creation=False,
-                    include_topic_authorized_operations=False,
-                )
-            )
-        )
-        assert expired.is_closed_by_peer(5)
-    # librdkafka re-authenticates by itself: a producer outliving two sessions sees no error
-    errors: list[str] = []
-    producer = Producer(
-        {
-            **sasl_conf(broker.bootstrap, "SCRAM-SHA-512", *carol),
-            "error_cb": lambda e: errors.append(e.str()),
-        }
-    )
-    deadline = time.monotonic() + 2.5 * REAUTH_MS / 1000
-    sent = 0
-    while time.monotonic() < deadline:
-        producer.produce("reauth", b"x")
-        sent += 1
-        producer.poll(0.2)
-    assert producer.flush(15) == 0
-    assert errors == [] and sent > 10
-    # and its connections were never cut for an expired session (only the raw one above was)
-    assert broker.log_text().count("SASL session expired") == 1
 
 
 def _tool(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -415,26 +211,6 @@ def test_kafka_configs_manages_scram_users(broker, tmp_path) -> None:
     )
     assert weak.returncode != 0
     assert "Iterations 10 is less than the minimum 4096" in weak.stderr
-
-
-def _tls_raw(bootstrap: str, cafile: str) -> RawClient:
-    raw = RawClient(bootstrap)
-    ctx = ssl.create_default_context(cafile=cafile)
-    raw.sock = ctx.wrap_socket(raw.sock, server_hostname="127.0.0.1")
-    return raw
-
-
-def test_plaintext_bytes_on_a_tls_listener_get_no_kafka_answer(broker) -> None:
-    """The SASL_SSL listener refuses plain bytes: a plaintext client gets no Kafka answer."""
-    host, port = broker.ssl_bootstrap.split(":")
-    with socket.create_connection((host, int(port)), timeout=5) as s:
-        s.sendall(struct.pack(">i", 10) + b"\x00\x12\x00\x00\x00\x00\x00\x01\x00\x00")
-        s.settimeout(5)
-        try:
-            data = s.recv(64)
-        except ConnectionResetError:
-            data = b""
-        assert not data.startswith(b"\x00\x00")  # nothing that looks like a Kafka response
 
 
 def test_tools_speak_sasl_over_tls(broker, carol, pki, tmp_path) -> None:
