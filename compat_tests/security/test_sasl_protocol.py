@@ -2,7 +2,7 @@
 authenticates (ApiVersions and SaslHandshake only), SaslHandshake v0 (raw tokens) and v1
 (SaslAuthenticate), ILLEGAL_SASL_STATE, UNSUPPORTED_SASL_MECHANISM with the listener's mechanisms,
 the failed-authentication delay, and re-authentication and session expiry (KIP-368).
-The broker: compat_tests/secure_setup.py start_sasl_broker (SASL_PLAINTEXT and SASL_SSL)."""
+The broker: conftest.py (start_sasl_broker in helpers.py) (SASL_PLAINTEXT and SASL_SSL)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import ssl
 import struct
 import time
 
-import pytest
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
 from kio.schema.metadata.v12.request import MetadataRequest
 from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
@@ -19,33 +18,13 @@ from kio.schema.sasl_handshake.v0.request import SaslHandshakeRequest as SaslHan
 from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
 
 from compat_tests.rawclient import RawClient, encode_request
-from compat_tests.secure_setup import (
+from compat_tests.security.helpers import (
     FAILED_AUTH_DELAY_MS,
     REAUTH_MS,
-    create_carol,
     sasl_conf,
-    start_sasl_broker,
 )
 from kafkapy.security.sasl import client_exchange
 from kafkapy.security.scram import ScramClient
-from kafkapy.testing_tls import make_pki
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory):
-    return make_pki(tmp_path_factory.mktemp("pki"))
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory, pki):
-    proc = start_sasl_broker(tmp_path_factory.mktemp("sasl-broker"), pki)
-    yield proc
-    assert proc.stop() == 0, proc.log_text()[-3000:]
-
-
-@pytest.fixture(scope="module")
-def carol(broker):
-    return create_carol(broker)
 
 
 def test_requests_before_authentication_get_nothing(broker) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from compat_tests.secure_setup import (
+from compat_tests.security.helpers import (
     ADMIN,
     ADMIN_PASSWORD,
     first_error,
@@ -25,7 +25,7 @@ from kafkapy.testing_cluster import BROKERS, Cluster, wait_for
 from kafkapy.testing_tls import make_pki
 from kafkapy.testing_zk import ZooKeeperServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

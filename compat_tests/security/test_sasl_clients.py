@@ -1,7 +1,7 @@
 """SASL with real clients: PLAIN and SCRAM-SHA-256/512 through confluent-kafka (librdkafka),
 kafka-python, kcat, Kafka's Java client and the tools; the SCRAM credential APIs and
 kafka-configs; wrong passwords, unknown users, a mechanism the listener does not enable.
-The broker: compat_tests/secure_setup.py start_sasl_broker (SASL_PLAINTEXT and SASL_SSL)."""
+The broker: conftest.py (start_sasl_broker in helpers.py) (SASL_PLAINTEXT and SASL_SSL)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from compat_tests.secure_setup import (
+from compat_tests.security.helpers import (
     ADMIN,
     ADMIN_PASSWORD,
     admin_client,
-    create_carol,
     first_error,
     kafka_python_round_trip,
     kcat_round_trip,
@@ -24,28 +23,9 @@ from compat_tests.secure_setup import (
     produce_and_consume,
     sasl_conf,
     scram_jaas,
-    start_sasl_broker,
 )
-from kafkapy.testing_tls import make_pki
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory):
-    return make_pki(tmp_path_factory.mktemp("pki"))
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory, pki):
-    proc = start_sasl_broker(tmp_path_factory.mktemp("sasl-broker"), pki)
-    yield proc
-    assert proc.stop() == 0, proc.log_text()[-3000:]
-
-
-@pytest.fixture(scope="module")
-def carol(broker):
-    return create_carol(broker)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_plain_produce_and_consume(broker) -> None:

@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from compat_tests.secure_setup import (
+from compat_tests.security.helpers import (
     first_error,
     kafka_python_round_trip,
     kcat_round_trip,
