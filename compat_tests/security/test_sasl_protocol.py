@@ -191,3 +191,11 @@ def test_unsupported_mechanism_lists_the_listeners_mechanisms(broker, pki) -> No
         assert reply.error_code == 33
         assert list(reply.mechanisms) == ["SCRAM-SHA-512"]
         assert raw.is_closed_by_peer(5)
+
+
+def test_frames_before_authentication_are_limited(broker) -> None:
+    """Before authentication a frame may not exceed sasl.server.max.receive.size (512 KiB):
+    a client announcing 1 MiB is disconnected at once, before the broker allocates it."""
+    with RawClient(broker.bootstrap) as raw:
+        raw.sock.sendall(struct.pack(">i", 1 << 20) + b"\x00" * 64)
+        assert raw.is_closed_by_peer(5)
