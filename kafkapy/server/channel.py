@@ -12,6 +12,11 @@ response with :meth:`send` (a size prefix, then bytes and file regions).
   and encrypted, as Kafka's TLS listeners copy too: zero-copy cannot apply to bytes that must be
   encrypted.
 
+Both honour the connection limits' hooks: ``receive`` returns WAIT_FOR_MEMORY when the frame
+reader is out of request memory (queued.max.request.bytes; the connection waits for the pool,
+not the socket), and ``send`` calls ``touch`` after every piece the kernel took, so a slow
+reader is not idle (connections.max.idle.ms, server/idle_expiry.py).
+
 Both close the descriptors of the file regions they were given, once sent or when sending fails.
 """
 
@@ -123,10 +128,13 @@ class TlsChannel:
         self.socket = transport.socket
 
     async def receive(self, reader: FrameReader) -> int:
-        """Decrypt straight into ``reader``'s buffer; the byte count, 0 when the peer closed.
-        With nothing buffered, the staging buffer is dropped while waiting, as on plain TCP."""
+        """Decrypt straight into ``reader``'s buffer; the byte count, 0 when the peer closed,
+        WAIT_FOR_MEMORY when the reader must wait for request memory first. With nothing
+        buffered, the staging buffer is dropped while waiting, as on plain TCP."""
         if not self.transport.buffered:
             reader.release()
+            if reader.waiting_for_memory:
+                return WAIT_FOR_MEMORY
             await trio.lowlevel.wait_readable(self.socket)
         return await self.transport.receive_into(reader.buffer())
 
