@@ -1,0 +1,89 @@
+"""The JVM pieces of the compatibility tests: where they are and how to run them.
+
+Apache Kafka's Java client and command-line tools (and, once built, Spark's kafka connector)
+are not installable from this project's package sources; they are provided beside the
+repository in ``../shared/jvm/`` (see its README): ``kafka/`` holds kafka-clients and a subset of
+Kafka's tools, ``spark-kafka/`` Spark's connector jars. ``KAFKAPY_SHARED_JVM`` overrides that
+location (a git worktree elsewhere, for instance). The rest of the class path (jackson, slf4j and
+the codec libraries) is PySpark's ``jars`` directory, which the test extra installs.
+
+Every test that needs them calls `require_kafka_jvm()`, which skips with the reason (what is
+missing, where it was looked for) rather than passing silently.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+JVM_ENV = "KAFKAPY_SHARED_JVM"
+
+
+def shared_jvm() -> Path:
+    return Path(os.environ.get(JVM_ENV) or ROOT.parent / "shared" / "jvm").resolve()
+
+
+def kafka_dir() -> Path:
+    return shared_jvm() / "kafka"
+
+
+def spark_kafka_dir() -> Path:
+    return shared_jvm() / "spark-kafka"
+
+
+def pyspark_jars() -> Path | None:
+    try:
+        import pyspark
+    except ImportError:
+        return None
+    jars = Path(pyspark.__file__).parent / "jars"
+    return jars if jars.is_dir() else None
+
+
+def kafka_jvm_missing() -> str | None:
+    """Why Kafka's Java client and tools cannot run here, or None when they can."""
+    if not list(kafka_dir().glob("kafka-clients-*.jar")):
+        return (f"Kafka's Java client and tools not found in {kafka_dir()} (../shared/jvm/kafka "
+                f"beside the repository; set {JVM_ENV} to the directory holding kafka/)")
+    if pyspark_jars() is None:
+        return "PySpark's jars directory (the rest of the class path) is missing: install the " \
+               "spark extra (scripts/bootstrap.sh --tests)"
+    if shutil.which("java") is None:
+        return "no java on PATH (scripts/bootstrap.sh --tests installs a JDK)"
+    return None
+
+
+def require_kafka_jvm(javac: bool = False) -> None:
+    reason = kafka_jvm_missing()
+    if reason is None and javac and shutil.which("javac") is None:
+        reason = "no javac on PATH (scripts/bootstrap.sh --tests installs default-jdk-headless)"
+    if reason:
+        pytest.skip(reason)
+
+
+def classpath(*extra: Path) -> str:
+    return os.pathsep.join([*(str(p) for p in extra), f"{kafka_dir()}/*", f"{pyspark_jars()}/*"])
+
+
+def run_java(main_class: str, *args: str, extra_cp: tuple[Path, ...] = (), timeout: float = 120,
+             check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run a Java main class with Kafka's jars on the class path; output as text."""
+    cmd = ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", classpath(*extra_cp),
+           main_class, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{main_class} {' '.join(args)} exited {proc.returncode}:\n"
+                             f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def spark_kafka_jars() -> list[str]:
+    """Spark's kafka connector and its dependencies from ../shared/jvm/spark-kafka, if there."""
+    d = spark_kafka_dir()
+    return sorted(str(p) for p in d.glob("*.jar")) if d.is_dir() else []

@@ -1,0 +1,524 @@
+"""librdkafka's own regression suite against kafkapy: obtain it, build it, run it, report.
+
+The suite is the one of the librdkafka that the test environment links (Debian's `librdkafka1`,
+which kcat uses): `apt-get source librdkafka=<installed version>` through a private apt
+configuration with deb-src entries derived from the system's own sources (nothing under /etc is
+changed), then librdkafka and `tests/test-runner` are built from that one source tree, so the
+suite runs against the library it was written for. The build is cached under
+``$KAFKAPY_SUITES_CACHE`` (default ``~/.cache/kafkapy-suites``), keyed by the Debian version.
+
+Each test runs in its own `test-runner` process (quick mode, `-Q`; no socket emulation, `-E`; no
+broker-less tests, `-L`), a few at a time, because test-runner SIGKILLs itself when one test
+times out. Tests that create topics with replication factor 3 run against a 3-broker ZooKeeper
+cluster, the others against one broker; both are configured as librdkafka's own test scenario
+(auto-created topics with 4 partitions). `$KAFKA_PATH/bin/` is a directory of wrappers around
+kafkapy's Kafka-named scripts, `BROKERS` the bootstrap list.
+
+    .venv/bin/python -m compat_tests.suites.librdkafka            # every broker test
+    .venv/bin/python -m compat_tests.suites.librdkafka 0017 0081  # some tests
+    .venv/bin/python -m compat_tests.suites.librdkafka --allowlist
+
+Out of scope by design, never run: the broker-less tests (TEST_F_LOCAL: unit tests, the mock
+cluster), the socket-emulation tests (TEST_F_SOCKEM) and the ones librdkafka itself flags as
+known issues or manual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ALLOWLIST = HERE / "librdkafka-allowlist.txt"
+PACKAGE = "librdkafka"
+LIBRARY_PACKAGE = "librdkafka1"
+# what configure needs for the features the suite exercises (codecs, SASL/SSL code paths)
+BUILD_PACKAGES = ("gcc", "g++", "make", "dpkg-dev", "liblz4-dev", "libzstd-dev", "libssl-dev",
+                  "zlib1g-dev", "libsasl2-dev", "rapidjson-dev")
+# the broker version test-runner is told (TEST_BRKVER gates, kafka-topics.sh --bootstrap-server)
+BROKER_VERSION = "3.9.0"
+# librdkafka's "default" test scenario: auto-created topics get 4 partitions
+BROKER_CONFIG = {
+    "num.partitions": "4",
+    # as Kafka's shipped config/server.properties sets it
+    "group.initial.rebalance.delay.ms": "0",
+}
+# librdkafka's test scenarios (tests/scenarios/*.json) as broker configs
+SCENARIOS = {
+    "default": {},
+    "noautocreate": {"auto.create.topics.enable": "false"},
+}
+# tests that create topics with replication factor 3: they run on the 3-broker cluster
+CLUSTER_TESTS = frozenset({"0098", "0101", "0103", "0107"})
+TEST_PROCESS_TIMEOUT = 420.0
+
+_SUMMARY = re.compile(r"^\|\s*(\d{4}\w*)\s*\|\s*([A-Z_]+)\s*\|\s*([\d.]+)s\s*\|\s?(.*)$")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class SuiteUnavailable(RuntimeError):
+    """The suite cannot be obtained or built on this machine (the message says why)."""
+
+
+def cache_root() -> Path:
+    default = Path.home() / ".cache" / "kafkapy-suites"
+    return Path(os.environ.get("KAFKAPY_SUITES_CACHE", default))
+
+
+def _run(cmd: list[str], log: Path | None = None, cwd: Path | None = None,
+         env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True)
+    if log is not None:
+        with log.open("a") as f:
+            f.write(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}\n")
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
+        raise SuiteUnavailable(f"{' '.join(cmd[:3])} failed (exit {proc.returncode}):\n"
+                               + "\n".join(tail))
+    return proc.stdout
+
+
+# ---- obtaining and building -------------------------------------------------------------------
+
+def installed_version() -> str:
+    """Debian version of the librdkafka the test environment links (kcat's)."""
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", LIBRARY_PACKAGE],
+                             capture_output=True, text=True, check=False)
+    except FileNotFoundError as e:
+        raise SuiteUnavailable("dpkg-query not found: this runner needs a Debian system") from e
+    if out.returncode != 0 or not out.stdout.strip():
+        raise SuiteUnavailable(f"{LIBRARY_PACKAGE} is not installed (scripts/bootstrap.sh "
+                               "--tests installs kcat, which brings it)")
+    return out.stdout.strip()
+
+
+def _deb_src_entries() -> str:
+    """The system's Debian sources as deb-src entries (deb822 and one-line formats)."""
+    parts: list[str] = []
+    for f in sorted(Path("/etc/apt/sources.list.d").glob("*.sources")):
+        text = f.read_text()
+        for stanza in re.split(r"\n\s*\n", text):
+            if re.search(r"^Types:.*\bdeb\b", stanza, re.M) and "debian" in stanza:
+                parts.append(re.sub(r"^Types:.*$", "Types: deb-src", stanza.strip(), flags=re.M))
+    one_line = []
+    for f in [Path("/etc/apt/sources.list"), *Path("/etc/apt/sources.list.d").glob("*.list")]:
+        if f.is_file():
+            for line in f.read_text().splitlines():
+                if line.startswith("deb ") and "debian" in line:
+                    one_line.append("deb-src " + line[4:])
+    if one_line:
+        parts.append("\n".join(one_line))
+    if not parts:
+        raise SuiteUnavailable("no Debian apt sources found under /etc/apt to derive deb-src "
+                               "entries from")
+    return "\n\n".join(parts) + "\n"
+
+
+def _apt_options(apt_dir: Path) -> list[str]:
+    return ["-o", "Dir::Etc::SourceList=/dev/null",
+            "-o", f"Dir::Etc::SourceParts={apt_dir / 'sources'}",
+            "-o", f"Dir::State::Lists={apt_dir / 'lists'}",
+            "-o", f"Dir::Cache={apt_dir / 'cache'}",
+            "-o", "Debug::NoLocking=1", "-q"]
+
+
+def fetch_source(version: str, dest: Path, log: Path) -> Path:
+    """`apt-get source librdkafka=<version>` unpacked (Debian patches applied) at dest."""
+    apt_dir = dest.parent / "apt"
+    for d in ("sources", "lists/partial", "cache/archives/partial"):
+        (apt_dir / d).mkdir(parents=True, exist_ok=True)
+    (apt_dir / "sources" / "kafkapy-deb-src.sources").write_text(_deb_src_entries())
+    if (apt_dir / "sources" / "kafkapy-deb-src.list").exists():
+        (apt_dir / "sources" / "kafkapy-deb-src.list").unlink()
+    opts = _apt_options(apt_dir)
+    _run(["apt-get", *opts, "update"], log)
+    download = dest.parent / "download"
+    shutil.rmtree(download, ignore_errors=True)
+    download.mkdir()
+    _run(["apt-get", *opts, "source", "--download-only", f"{PACKAGE}={version}"], log,
+         cwd=download)
+    dsc = next(download.glob("*.dsc"))
+    shutil.rmtree(dest, ignore_errors=True)
+    _run(["dpkg-source", "--no-check", "-x", str(dsc), str(dest)], log)
+    shutil.rmtree(download, ignore_errors=True)
+    return dest
+
+
+def missing_build_packages() -> list[str]:
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Status}\n", *BUILD_PACKAGES],
+                         capture_output=True, text=True, check=False).stdout
+    ok = {ln.split()[0] for ln in out.splitlines() if ln.endswith("install ok installed")}
+    return [p for p in BUILD_PACKAGES if p not in ok]
+
+
+@dataclass
+class Build:
+    version: str
+    source: Path
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def tests_dir(self) -> Path:
+        return self.source / "tests"
+
+    @property
+    def runner(self) -> Path:
+        return self.tests_dir / "test-runner"
+
+    def library_path(self) -> str:
+        return f"{self.source / 'src'}:{self.source / 'src-cpp'}"
+
+
+def build(version: str | None = None, progress: Callable[[str], None] = lambda s: None) -> Build:
+    """The built suite for `version` (default: the installed one), from the cache when there."""
+    version = version or installed_version()
+    base = cache_root() / f"librdkafka-{version}"
+    stamp = base / "built.json"
+    source = base / "src"
+    if stamp.is_file() and (source / "tests" / "test-runner").is_file():
+        return Build(version, source, json.loads(stamp.read_text())["seconds"])
+    missing = missing_build_packages()
+    if missing:
+        raise SuiteUnavailable("build dependencies missing: " + " ".join(missing)
+                               + " (scripts/bootstrap.sh --tests installs them)")
+    base.mkdir(parents=True, exist_ok=True)
+    log = base / "build.log"
+    log.write_text("")
+    seconds: dict[str, float] = {}
+    t = time.monotonic()
+    progress(f"librdkafka suite: fetching Debian's source of {PACKAGE} {version}")
+    fetch_source(version, source, log)
+    seconds["fetch"] = time.monotonic() - t
+    jobs = f"-j{os.cpu_count() or 2}"
+    steps = [
+        ("configure", ["./configure", "--disable-gssapi"], source),
+        ("library", ["make", jobs, "libs"], source),
+        ("test-runner", ["make", jobs, "test-runner"], source / "tests"),
+    ]
+    for name, cmd, cwd in steps:
+        progress(f"librdkafka suite: {name} ({' '.join(cmd)})")
+        t = time.monotonic()
+        _run(cmd, log, cwd=cwd)
+        seconds[name] = time.monotonic() - t
+    stamp.write_text(json.dumps({"version": version, "seconds": seconds}, indent=1))
+    return Build(version, source, seconds)
+
+
+# ---- the test table ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SuiteTest:
+    name: str
+    flags: frozenset[str]
+    scenario: str = "default"  # librdkafka's test scenarios this test runs in, comma-separated
+
+    @property
+    def number(self) -> str:
+        return self.name[:4]
+
+    @property
+    def scope(self) -> str:
+        """Where the test runs: broker, cluster, or why it is never run against a broker."""
+        if "TEST_F_MANUAL" in self.flags:
+            return "manual"
+        if "TEST_F_KNOWN_ISSUE" in self.flags:
+            return "known-issue"
+        if "TEST_F_LOCAL" in self.flags:
+            return "local"
+        if "TEST_F_SOCKEM" in self.flags:
+            return "sockem"
+        return "cluster" if self.number in CLUSTER_TESTS else "broker"
+
+    @property
+    def environment(self) -> tuple[str, str]:
+        """(broker or cluster, scenario): the kafkapy setup this test runs against."""
+        scenarios = self.scenario.split(",")
+        return self.scope, "default" if "default" in scenarios else scenarios[0]
+
+
+def list_tests(build: Build) -> list[SuiteTest]:
+    """The suite's test table (tests/test.c), with each test's flags (Linux values) and
+    scenario."""
+    text = (build.tests_dir / "test.c").read_text()
+    table = text[text.index("struct test tests[] = {"):]
+    table = table[:table.index("\n};")]
+    tests = []
+    for entry in table.split("_TEST(")[1:]:
+        m = re.match(r"\s*(\d{4}\w*)\s*,\s*([^,)]*)", entry)
+        if not m:
+            continue
+        flags = frozenset(f for f in re.findall(r"TEST_F_\w+", m.group(2))
+                          if not f.endswith(("_WIN32", "_OSX")))
+        scenario = re.search(r'\.scenario\s*=\s*"([^"]*)"', entry)
+        tests.append(SuiteTest(m.group(1), flags, scenario.group(1) if scenario else "default"))
+    return tests
+
+
+def read_allowlist(path: Path = ALLOWLIST) -> list[str]:
+    names = []
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            names.append(line)
+    return names
+
+
+# ---- running ----------------------------------------------------------------------------------
+
+@dataclass
+class Result:
+    name: str
+    state: str  # PASSED, FAILED, SKIPPED, TIMEOUT (process killed), NOT_RUN
+    seconds: float
+    reason: str = ""
+    log: str = ""
+
+
+def kafka_path_view(dest: Path) -> Path:
+    """A KAFKA_PATH whose bin/ runs kafkapy's Kafka-named scripts (scripts/kafka-*.sh)."""
+    bin_dir = dest / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for script in sorted((ROOT / "scripts").glob("kafka-*.sh")):
+        wrapper = bin_dir / script.name
+        wrapper.write_text(f'#!/bin/sh\nexec "{script}" "$@"\n')
+        wrapper.chmod(0o755)
+    return dest
+
+
+def parse_summary(output: str) -> dict[str, tuple[str, float, str]]:
+    """test-runner's summary table: name -> (state, seconds, reason)."""
+    found: dict[str, tuple[str, float, str]] = {}
+    for line in _ANSI.sub("", output).splitlines():
+        m = _SUMMARY.match(line)
+        if m:
+            found[m.group(1)] = (m.group(2), float(m.group(3)), m.group(4).strip())
+    return found
+
+
+def _failure_reason(output: str, name: str) -> str:
+    """The message test-runner printed under '### Test "<name>" failed at ...'."""
+    lines = _ANSI.sub("", output).splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith(f'### Test "{name}') and " failed at " in line:
+            return lines[i + 1].strip()[:400]
+    return ""
+
+
+def run_number(build: Build, number: str, bootstrap: str, workdir: Path, scenario: str,
+               timeout: float = TEST_PROCESS_TIMEOUT) -> tuple[dict[str, Result], str]:
+    """Run every (broker) test with this number in one test-runner process, in workdir (whose
+    parent gets src/ and src-cpp/ links: tests open ../src/statistics_schema.json)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    for d in ("src", "src-cpp"):
+        link = workdir.parent / d
+        if not link.is_symlink():
+            link.symlink_to(build.source / d)
+    conf = workdir / "test.conf"
+    conf.write_text(f"metadata.broker.list={bootstrap}\n")
+    env = {
+        **os.environ,
+        "TESTS": number,
+        "RDKAFKA_TEST_CONF": str(conf),
+        "TEST_KAFKA_VERSION": BROKER_VERSION,
+        "BROKERS": bootstrap,
+        "KAFKA_PATH": str(kafka_path_view(workdir.parent / "kafka")),
+        "LD_LIBRARY_PATH": build.library_path(),
+        "RDKAFKA_GITVER": build.version,
+    }
+    start = time.monotonic()
+    try:
+        # line-buffered stdout: test-runner prints its summary with printf, then abort()s when
+        # a test failed, which would lose a block-buffered summary
+        proc = subprocess.run(["stdbuf", "-oL", str(build.runner), "-Q", "-E", "-L",
+                               "-s", scenario],
+                              cwd=workdir, env=env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=timeout, text=True,
+                              errors="replace")
+        output, killed = proc.stdout, False
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout or ""
+        output = out if isinstance(out, str) else out.decode(errors="replace")
+        killed = True  # by us: the test hung past TEST_PROCESS_TIMEOUT
+    log = workdir / f"{number}.log"
+    log.write_text(output)
+    elapsed = time.monotonic() - start
+    results = {}
+    for name, (state, secs, reason) in parse_summary(output).items():
+        if name.startswith(number):
+            if state == "RUNNING" or (killed and state not in ("PASSED", "SKIPPED")):
+                state = "TIMEOUT"
+            if state != "PASSED":
+                reason = _failure_reason(output, name) or reason
+            results[name] = Result(name, state, secs, reason, str(log))
+    if not results:
+        state = "TIMEOUT" if killed else "FAILED"
+        results[number] = Result(number, state, elapsed,
+                                 _failure_reason(output, number) or "no summary from "
+                                 "test-runner", str(log))
+    return results, output
+
+
+def run_tests(build: Build, tests: Iterable[SuiteTest], bootstrap: str, workdir: Path,
+              scenario: str = "default", parallel: int = 3,
+              progress: Callable[[str], None] = lambda s: None) -> dict[str, Result]:
+    """Run tests (by number, `parallel` test-runner processes at a time); results by name."""
+    wanted = {t.name for t in tests}
+    numbers = sorted({n[:4] for n in wanted})
+    results: dict[str, Result] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
+        futures = {pool.submit(run_number, build, n, bootstrap, workdir / n, scenario): n
+                   for n in numbers}
+        for fut in concurrent.futures.as_completed(futures):
+            got, _ = fut.result()
+            for name, r in got.items():
+                if name in wanted or name == futures[fut]:
+                    results[name] = r
+                    progress(f"{r.state:8} {r.seconds:7.1f}s  {name}  {r.reason[:150]}")
+    for name in wanted:
+        if name not in results and name[:4] not in results:
+            results[name] = Result(name, "NOT_RUN", 0.0, "not in test-runner's summary")
+    return results
+
+
+# ---- brokers ----------------------------------------------------------------------------------
+
+class SingleBroker:
+    """One kafkapy broker configured as one of librdkafka's test scenarios."""
+
+    def __init__(self, base: Path, scenario: str) -> None:
+        from kafkapy.testing import BrokerProcess
+
+        self.broker = BrokerProcess(base / "broker", {**BROKER_CONFIG, **SCENARIOS[scenario]})
+
+    def __enter__(self) -> str:
+        return self.broker.start().bootstrap
+
+    def __exit__(self, *exc: object) -> None:
+        self.broker.stop()
+
+
+class ThreeBrokerCluster:
+    """Three kafkapy brokers on a ZooKeeper of their own, replication factor 3 by default."""
+
+    def __init__(self, base: Path, scenario: str) -> None:
+        self.base = base
+        self.config = {**BROKER_CONFIG, **SCENARIOS[scenario], "default.replication.factor": "3"}
+        self.zk = None
+        self.cluster = None
+
+    def __enter__(self) -> str:
+        from kafkapy.testing_cluster import Cluster
+        from kafkapy.testing_zk import ZooKeeperServer
+
+        self.zk = ZooKeeperServer(self.base / "zookeeper")
+        self.zk.start()
+        self.cluster = Cluster(self.base, self.zk.connect_string)
+        for b in self.cluster.brokers.values():
+            b.overrides.update(self.config)
+        try:
+            return self.cluster.start().bootstrap
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        if self.cluster is not None:
+            self.cluster.stop()
+        if self.zk is not None:
+            self.zk.stop()
+
+
+def run_suite(build: Build, tests: list[SuiteTest], workdir: Path, parallel: int = 3,
+              progress: Callable[[str], None] = lambda s: None) -> dict[str, Result]:
+    """Broker and cluster tests, each group against a fresh kafkapy setup of its scenario;
+    nothing else is run."""
+    results: dict[str, Result] = {}
+    groups: dict[tuple[str, str], list[SuiteTest]] = {}
+    for t in tests:
+        if t.scope in ("broker", "cluster"):
+            groups.setdefault(t.environment, []).append(t)
+    for (scope, scenario), group in sorted(groups.items()):
+        base = workdir / f"{scope}-{scenario}"
+        setup = SingleBroker(base, scenario) if scope == "broker" else ThreeBrokerCluster(
+            base, scenario)
+        what = "a 3-broker cluster" if scope == "cluster" else "one broker"
+        progress(f"-- {len(group)} tests against {what}, scenario {scenario}")
+        with setup as bootstrap:
+            results.update(run_tests(build, group, bootstrap, base / "runs", scenario, parallel,
+                                     progress))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("tests", nargs="*", help="test numbers or names (default: every broker "
+                    "and cluster test)")
+    ap.add_argument("--allowlist", action="store_true", help="only the allowlisted tests")
+    ap.add_argument("--parallel", type=int, default=3, help="test-runner processes at once")
+    ap.add_argument("--workdir", type=Path, help="keep logs here (default: a temp dir)")
+    ap.add_argument("--report", type=Path, help="write the results as JSON here")
+    args = ap.parse_args(argv)
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    try:
+        b = build(progress=say)
+    except SuiteUnavailable as e:
+        print(f"librdkafka suite unavailable: {e}", file=sys.stderr)
+        return 2
+    say(f"librdkafka {b.version} suite at {b.source} (build seconds: "
+        + ", ".join(f"{k} {v:.0f}" for k, v in b.seconds.items()) + ")")
+    table = list_tests(b)
+    if args.allowlist:
+        allowed = set(read_allowlist())
+        chosen = [t for t in table if t.name in allowed]
+    elif args.tests:
+        chosen = [t for t in table if any(t.name.startswith(x) for x in args.tests)]
+    else:
+        chosen = table
+    runnable = [t for t in chosen if t.scope in ("broker", "cluster")]
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="kafkapy-librdkafka-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    say(f"running {len(runnable)} tests, logs in {workdir}")
+    results = run_suite(b, runnable, workdir, args.parallel, say)
+    counts: dict[str, int] = {}
+    for r in results.values():
+        counts[r.state] = counts.get(r.state, 0) + 1
+    scopes: dict[str, int] = {}
+    for t in chosen:
+        if t.scope not in ("broker", "cluster"):
+            scopes[t.scope] = scopes.get(t.scope, 0) + 1
+    if args.report:
+        args.report.write_text(json.dumps(
+            {"version": b.version, "results": [asdict(r) for r in results.values()],
+             "not_run": {t.name: t.scope for t in chosen if t not in runnable}}, indent=1))
+    say("")
+    for name in sorted(results):
+        r = results[name]
+        if r.state != "PASSED":
+            say(f"{r.state:8} {name}: {r.reason[:200]}")
+    say("not run (out of scope): " + ", ".join(f"{k} {v}" for k, v in sorted(scopes.items())))
+    passed = counts.get("PASSED", 0)
+    failed = sum(v for k, v in counts.items() if k in ("FAILED", "TIMEOUT", "NOT_RUN"))
+    say(f"{passed} passed, {failed} failed, {counts.get('SKIPPED', 0)} skipped")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
