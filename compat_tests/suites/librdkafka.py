@@ -61,7 +61,7 @@ SCENARIOS = {
     "noautocreate": {"auto.create.topics.enable": "false"},
 }
 # tests that create topics with replication factor 3: they run on the 3-broker cluster
-CLUSTER_TESTS = frozenset({"0098", "0101", "0103", "0107"})
+CLUSTER_TESTS = frozenset({"0098", "0101", "0103", "0107", "0111"})
 TEST_PROCESS_TIMEOUT = 420.0
 
 _SUMMARY = re.compile(r"^\|\s*(\d{4}\w*)\s*\|\s*([A-Z_]+)\s*\|\s*([\d.]+)s\s*\|\s?(.*)$")

@@ -398,8 +398,8 @@ public final class JavaClientFlows {
                 + " cleanup.policy=" + configValue(admin, res, "cleanup.policy"));
             ConfigResource brokerRes = new ConfigResource(ConfigResource.Type.BROKER,
                 Integer.toString(cluster.nodes().get().iterator().next().id()));
-            say("broker-config num.partitions_set="
-                + !configValue(admin, brokerRes, "num.partitions").equals("missing"));
+            say("broker-config message.max.bytes="
+                + configValue(admin, brokerRes, "message.max.bytes"));
 
             admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(3))).all().get();
             waitFor("3 partitions", () -> {
