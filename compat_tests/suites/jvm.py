@@ -22,6 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 JVM_ENV = "KAFKAPY_SHARED_JVM"
+LOG_CONFIG = Path(__file__).resolve().parent / "java" / "log4j2-tools.properties"
 
 
 def shared_jvm() -> Path:
@@ -73,8 +74,9 @@ def classpath(*extra: Path) -> str:
 def run_java(main_class: str, *args: str, extra_cp: tuple[Path, ...] = (), timeout: float = 120,
              check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run a Java main class with Kafka's jars on the class path; output as text."""
-    cmd = ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", classpath(*extra_cp),
-           main_class, *args]
+    cmd = ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1",
+           f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", classpath(*extra_cp), main_class,
+           *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
     if check and proc.returncode != 0:
@@ -87,3 +89,19 @@ def spark_kafka_jars() -> list[str]:
     """Spark's kafka connector and its dependencies from ../shared/jvm/spark-kafka, if there."""
     d = spark_kafka_dir()
     return sorted(str(p) for p in d.glob("*.jar")) if d.is_dir() else []
+
+
+def configure_spark_kafka_connector(environ=os.environ) -> str | None:
+    """Put Spark's kafka connector from ../shared/jvm/spark-kafka on the test sessions' class
+    path (KAFKAPY_SPARK_KAFKA_JARS) unless the environment already chose jars or packages;
+    returns the value set, if any. The compat tests' conftest calls it, so
+    test_spark_kafka_connector.py runs as soon as those jars exist."""
+    from kafkapy.spark.testing import JARS_ENV, PACKAGES_ENV
+
+    if environ.get(JARS_ENV) or environ.get(PACKAGES_ENV):
+        return None
+    jars = spark_kafka_jars()
+    if not jars:
+        return None
+    environ[JARS_ENV] = ",".join(jars)
+    return environ[JARS_ENV]
