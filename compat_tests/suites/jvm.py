@@ -18,8 +18,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 JVM_ENV = "KAFKAPY_SHARED_JVM"
 LOG_CONFIG = Path(__file__).resolve().parent / "java" / "log4j2-tools.properties"
@@ -64,6 +62,8 @@ def require_kafka_jvm(javac: bool = False) -> None:
     if reason is None and javac and shutil.which("javac") is None:
         reason = "no javac on PATH (scripts/bootstrap.sh --tests installs default-jdk-headless)"
     if reason:
+        import pytest
+
         pytest.skip(reason)
 
 

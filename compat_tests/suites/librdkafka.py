@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import dataclasses
 import json
 import os
 import re
@@ -63,6 +64,8 @@ SCENARIOS = {
 # tests that create topics with replication factor 3: they run on the 3-broker cluster
 CLUSTER_TESTS = frozenset({"0098", "0101", "0103", "0107", "0111"})
 TEST_PROCESS_TIMEOUT = 420.0
+# started first so that they overlap the many short ones (seconds in quick mode, measured here)
+SLOW_FIRST = ("0091", "0033", "0093", "0077", "0114", "0123", "0089", "0015", "0084", "0125")
 
 _SUMMARY = re.compile(r"^\|\s*(\d{4}\w*)\s*\|\s*([A-Z_]+)\s*\|\s*([\d.]+)s\s*\|\s?(.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -225,6 +228,11 @@ class SuiteTest:
     name: str
     flags: frozenset[str]
     scenario: str = "default"  # librdkafka's test scenarios this test runs in, comma-separated
+    subtests: str = ""  # only the sub-tests whose name contains this (test-runner's SUBTESTS)
+
+    @property
+    def label(self) -> str:
+        return label(self.name, self.subtests)
 
     @property
     def number(self) -> str:
@@ -248,6 +256,23 @@ class SuiteTest:
         """(broker or cluster, scenario): the kafkapy setup this test runs against."""
         scenarios = self.scenario.split(",")
         return self.scope, "default" if "default" in scenarios else scenarios[0]
+
+
+def label(name: str, subtests: str = "") -> str:
+    """How a test (restricted to some sub-tests) is named in the allowlist and reports:
+    `0081_admin` or `0081_admin:DeleteRecords`."""
+    return f"{name}:{subtests}" if subtests else name
+
+
+def select(table: Iterable[SuiteTest], labels: Iterable[str]) -> list[SuiteTest]:
+    """The tests named by labels (`name` or `name:subtests`); unknown names are left out."""
+    by_name = {t.name: t for t in table}
+    chosen = []
+    for text in labels:
+        name, _, sub = text.partition(":")
+        if name in by_name:
+            chosen.append(dataclasses.replace(by_name[name], subtests=sub))
+    return chosen
 
 
 def list_tests(build: Build) -> list[SuiteTest]:
@@ -289,14 +314,44 @@ class Result:
 
 
 def kafka_path_view(dest: Path) -> Path:
-    """A KAFKA_PATH whose bin/ runs kafkapy's Kafka-named scripts (scripts/kafka-*.sh)."""
+    """A KAFKA_PATH whose bin/ runs kafkapy's Kafka-named scripts (scripts/kafka-*.sh), and,
+    when Kafka's Java client is at hand (../shared/jvm/kafka), whose libs/ holds it and whose
+    bin/kafka-run-class.sh runs a class with it: the tests that drive a Java producer
+    (0098, 0113) build their helpers in tests/java against $KAFKA_PATH/libs."""
+    from compat_tests.suites import jvm
+
     bin_dir = dest / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     for script in sorted((ROOT / "scripts").glob("kafka-*.sh")):
         wrapper = bin_dir / script.name
         wrapper.write_text(f'#!/bin/sh\nexec "{script}" "$@"\n')
         wrapper.chmod(0o755)
+    if jvm.kafka_jvm_missing() is None:
+        libs = dest / "libs"
+        libs.mkdir(exist_ok=True)
+        for jar in jvm.kafka_dir().glob("*.jar"):
+            if not (libs / jar.name).exists():
+                (libs / jar.name).symlink_to(jar)
+        run_class = bin_dir / "kafka-run-class.sh"
+        run_class.write_text(
+            "#!/bin/sh\n# kafka-run-class.sh: run a class with Kafka's Java client\n"
+            f'exec java -Dlog4j2.configurationFile="{jvm.LOG_CONFIG}" '
+            f'-cp "${{CLASSPATH:+$CLASSPATH:}}{jvm.classpath()}" "$@"\n')
+        run_class.chmod(0o755)
     return dest
+
+
+def prepare_java_helpers(build: Build, kafka_path: Path) -> bool:
+    """Compile tests/java (the suite's Java producer helpers) against $KAFKA_PATH/libs once,
+    before tests run in parallel; False when Kafka's Java client is not at hand."""
+    if not (kafka_path / "libs").is_dir():
+        return False
+    try:
+        _run(["make", "-s", "-C", str(build.tests_dir / "java"),
+              f"KAFKA_JARS={kafka_path / 'libs'}"])
+    except SuiteUnavailable:
+        return False
+    return True
 
 
 def parse_summary(output: str) -> dict[str, tuple[str, float, str]]:
@@ -319,14 +374,25 @@ def _failure_reason(output: str, name: str) -> str:
 
 
 def run_number(build: Build, number: str, bootstrap: str, workdir: Path, scenario: str,
-               timeout: float = TEST_PROCESS_TIMEOUT) -> tuple[dict[str, Result], str]:
-    """Run every (broker) test with this number in one test-runner process, in workdir (whose
-    parent gets src/ and src-cpp/ links: tests open ../src/statistics_schema.json)."""
+               subtests: str = "", timeout: float = TEST_PROCESS_TIMEOUT
+               ) -> dict[str, Result]:
+    """Run every (broker) test with this number, only its sub-tests whose name contains
+    `subtests` when given, in one test-runner process in workdir (whose parent gets src/ and
+    src-cpp/ links: tests open ../src/statistics_schema.json). Results by test label."""
     workdir.mkdir(parents=True, exist_ok=True)
     for d in ("src", "src-cpp"):
-        link = workdir.parent / d
-        if not link.is_symlink():
-            link.symlink_to(build.source / d)
+        try:
+            (workdir.parent / d).symlink_to(build.source / d)
+        except FileExistsError:  # made by the run of another test
+            pass
+    kafka_path = workdir.parent / "kafka"
+    # test_run_java() runs `make -s java` in its directory, then java/run-class.sh
+    (workdir / "Makefile").write_text(
+        f"java:\n\t@$(MAKE) -s -C {build.tests_dir / 'java'} KAFKA_JARS={kafka_path / 'libs'}\n")
+    try:
+        (workdir / "java").symlink_to(build.tests_dir / "java")
+    except FileExistsError:
+        pass
     conf = workdir / "test.conf"
     conf.write_text(f"metadata.broker.list={bootstrap}\n")
     env = {
@@ -335,10 +401,13 @@ def run_number(build: Build, number: str, bootstrap: str, workdir: Path, scenari
         "RDKAFKA_TEST_CONF": str(conf),
         "TEST_KAFKA_VERSION": BROKER_VERSION,
         "BROKERS": bootstrap,
-        "KAFKA_PATH": str(kafka_path_view(workdir.parent / "kafka")),
+        "KAFKA_PATH": str(kafka_path),
         "LD_LIBRARY_PATH": build.library_path(),
         "RDKAFKA_GITVER": build.version,
     }
+    env.pop("SUBTESTS", None)
+    if subtests:
+        env["SUBTESTS"] = subtests
     start = time.monotonic()
     try:
         # line-buffered stdout: test-runner prints its summary with printf, then abort()s when
@@ -364,34 +433,41 @@ def run_number(build: Build, number: str, bootstrap: str, workdir: Path, scenari
                 state = "TIMEOUT"
             if state != "PASSED":
                 reason = _failure_reason(output, name) or reason
-            results[name] = Result(name, state, secs, reason, str(log))
+            results[label(name, subtests)] = Result(label(name, subtests), state, secs, reason,
+                                                    str(log))
     if not results:
         state = "TIMEOUT" if killed else "FAILED"
-        results[number] = Result(number, state, elapsed,
-                                 _failure_reason(output, number) or "no summary from "
-                                 "test-runner", str(log))
-    return results, output
+        results[label(number, subtests)] = Result(
+            label(number, subtests), state, elapsed,
+            _failure_reason(output, number) or "no summary from test-runner", str(log))
+    return results
 
 
 def run_tests(build: Build, tests: Iterable[SuiteTest], bootstrap: str, workdir: Path,
               scenario: str = "default", parallel: int = 3,
               progress: Callable[[str], None] = lambda s: None) -> dict[str, Result]:
-    """Run tests (by number, `parallel` test-runner processes at a time); results by name."""
-    wanted = {t.name for t in tests}
-    numbers = sorted({n[:4] for n in wanted})
+    """Run tests, one test-runner process per test number (and sub-test filter), `parallel` at
+    a time, the known slow ones first; results by test label."""
+    tests = list(tests)
+    prepare_java_helpers(build, kafka_path_view(workdir / "kafka"))
+    wanted = {t.label for t in tests}
+    jobs = sorted({(t.number, t.subtests) for t in tests},
+                  key=lambda j: (j[0] not in SLOW_FIRST, SLOW_FIRST.index(j[0])
+                                 if j[0] in SLOW_FIRST else 0, j))
     results: dict[str, Result] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
-        futures = {pool.submit(run_number, build, n, bootstrap, workdir / n, scenario): n
-                   for n in numbers}
+        futures = [pool.submit(run_number, build, number, bootstrap,
+                               workdir / (number + (f"-{sub}" if sub else "")), scenario, sub)
+                   for number, sub in jobs]
         for fut in concurrent.futures.as_completed(futures):
-            got, _ = fut.result()
-            for name, r in got.items():
-                if name in wanted or name == futures[fut]:
+            for name, r in fut.result().items():
+                # a label of a bare number: test-runner printed no summary (crashed, hung)
+                if name in wanted or len(name.partition(":")[0]) == 4:
                     results[name] = r
                     progress(f"{r.state:8} {r.seconds:7.1f}s  {name}  {r.reason[:150]}")
-    for name in wanted:
-        if name not in results and name[:4] not in results:
-            results[name] = Result(name, "NOT_RUN", 0.0, "not in test-runner's summary")
+    for t in tests:
+        if t.label not in results and label(t.number, t.subtests) not in results:
+            results[t.label] = Result(t.label, "NOT_RUN", 0.0, "not in test-runner's summary")
     return results
 
 
@@ -486,8 +562,7 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{k} {v:.0f}" for k, v in b.seconds.items()) + ")")
     table = list_tests(b)
     if args.allowlist:
-        allowed = set(read_allowlist())
-        chosen = [t for t in table if t.name in allowed]
+        chosen = select(table, read_allowlist())
     elif args.tests:
         chosen = [t for t in table if any(t.name.startswith(x) for x in args.tests)]
     else:
@@ -507,7 +582,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.report:
         args.report.write_text(json.dumps(
             {"version": b.version, "results": [asdict(r) for r in results.values()],
-             "not_run": {t.name: t.scope for t in chosen if t not in runnable}}, indent=1))
+             "not_run": {t.label: t.scope for t in chosen if t not in runnable}}, indent=1))
     say("")
     for name in sorted(results):
         r = results[name]
