@@ -50,11 +50,12 @@ BUILD_PACKAGES = ("gcc", "g++", "make", "dpkg-dev", "liblz4-dev", "libzstd-dev",
                   "zlib1g-dev", "libsasl2-dev", "rapidjson-dev")
 # the broker version test-runner is told (TEST_BRKVER gates, kafka-topics.sh --bootstrap-server)
 BROKER_VERSION = "3.9.0"
-# librdkafka's "default" test scenario: auto-created topics get 4 partitions
+# Broker config as librdkafka's own test clusters (trivup) have it: its server.properties
+# template plus the "default" scenario's 4 partitions for auto-created topics; everything else,
+# group.initial.rebalance.delay.ms included, at Kafka's defaults (tests with two consumers
+# joining one after the other rely on the 3 s initial delay to start with both in one generation)
 BROKER_CONFIG = {
     "num.partitions": "4",
-    # as Kafka's shipped config/server.properties sets it
-    "group.initial.rebalance.delay.ms": "0",
 }
 # librdkafka's test scenarios (tests/scenarios/*.json) as broker configs
 SCENARIOS = {
@@ -493,7 +494,9 @@ class ThreeBrokerCluster:
 
     def __init__(self, base: Path, scenario: str) -> None:
         self.base = base
-        self.config = {**BROKER_CONFIG, **SCENARIOS[scenario], "default.replication.factor": "3"}
+        # the cluster harness shortens the initial rebalance delay; trivup keeps Kafka's 3 s
+        self.config = {**BROKER_CONFIG, **SCENARIOS[scenario], "default.replication.factor": "3",
+                       "group.initial.rebalance.delay.ms": "3000"}
         self.zk = None
         self.cluster = None
 
