@@ -65,6 +65,9 @@ SCENARIOS = {
 # tests that create topics with replication factor 3: they run on the 3-broker cluster
 CLUSTER_TESTS = frozenset({"0098", "0101", "0103", "0107", "0111"})
 TEST_PROCESS_TIMEOUT = 420.0
+# test-runner processes at once: most tests wait on timers (session timeouts, max.poll.interval),
+# so six overlap well on two cores; KAFKAPY_LIBRDKAFKA_PARALLEL overrides
+PARALLEL = int(os.environ.get("KAFKAPY_LIBRDKAFKA_PARALLEL", "6"))
 # started first so that they overlap the many short ones (seconds in quick mode, measured here)
 SLOW_FIRST = ("0091", "0033", "0093", "0077", "0114", "0123", "0089", "0015", "0084", "0125")
 
@@ -386,7 +389,7 @@ def run_number(build: Build, number: str, bootstrap: str, workdir: Path, scenari
             (workdir.parent / d).symlink_to(build.source / d)
         except FileExistsError:  # made by the run of another test
             pass
-    kafka_path = workdir.parent / "kafka"
+    kafka_path = workdir.parent / "kafka"  # made by run_tests
     # test_run_java() runs `make -s java` in its directory, then java/run-class.sh
     (workdir / "Makefile").write_text(
         f"java:\n\t@$(MAKE) -s -C {build.tests_dir / 'java'} KAFKA_JARS={kafka_path / 'libs'}\n")
@@ -445,12 +448,12 @@ def run_number(build: Build, number: str, bootstrap: str, workdir: Path, scenari
 
 
 def run_tests(build: Build, tests: Iterable[SuiteTest], bootstrap: str, workdir: Path,
-              scenario: str = "default", parallel: int = 3,
+              scenario: str = "default", parallel: int = PARALLEL,
               progress: Callable[[str], None] = lambda s: None) -> dict[str, Result]:
     """Run tests, one test-runner process per test number (and sub-test filter), `parallel` at
     a time, the known slow ones first; results by test label."""
     tests = list(tests)
-    prepare_java_helpers(build, kafka_path_view(workdir / "kafka"))
+    kafka_path_view(workdir / "kafka")  # the KAFKA_PATH of every run below
     wanted = {t.label for t in tests}
     jobs = sorted({(t.number, t.subtests) for t in tests},
                   key=lambda j: (j[0] not in SLOW_FIRST, SLOW_FIRST.index(j[0])
@@ -522,24 +525,35 @@ class ThreeBrokerCluster:
             self.zk.stop()
 
 
-def run_suite(build: Build, tests: list[SuiteTest], workdir: Path, parallel: int = 3,
+def run_suite(build: Build, tests: list[SuiteTest], workdir: Path, parallel: int = PARALLEL,
               progress: Callable[[str], None] = lambda s: None) -> dict[str, Result]:
     """Broker and cluster tests, each group against a fresh kafkapy setup of its scenario;
     nothing else is run."""
     results: dict[str, Result] = {}
+    # the runtime install kafkapy's scripts run from, made before tests call them in parallel
+    _run([str(ROOT / "scripts" / "bootstrap.sh")])
+    workdir.mkdir(parents=True, exist_ok=True)
+    prepare_java_helpers(build, kafka_path_view(workdir / "kafka"))
     groups: dict[tuple[str, str], list[SuiteTest]] = {}
     for t in tests:
         if t.scope in ("broker", "cluster"):
             groups.setdefault(t.environment, []).append(t)
-    for (scope, scenario), group in sorted(groups.items()):
+
+    def run_group(key: tuple[str, str]) -> dict[str, Result]:
+        scope, scenario = key
         base = workdir / f"{scope}-{scenario}"
         setup = SingleBroker(base, scenario) if scope == "broker" else ThreeBrokerCluster(
             base, scenario)
         what = "a 3-broker cluster" if scope == "cluster" else "one broker"
-        progress(f"-- {len(group)} tests against {what}, scenario {scenario}")
+        progress(f"-- {len(groups[key])} tests against {what}, scenario {scenario}")
         with setup as bootstrap:
-            results.update(run_tests(build, group, bootstrap, base / "runs", scenario, parallel,
-                                     progress))
+            return run_tests(build, groups[key], bootstrap, base / "runs", scenario, parallel,
+                             progress)
+
+    # the setups run side by side: the small groups finish within the big one's longest test
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(groups) or 1) as pool:
+        for got in pool.map(run_group, sorted(groups)):
+            results.update(got)
     return results
 
 
@@ -548,7 +562,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("tests", nargs="*", help="test numbers or names (default: every broker "
                     "and cluster test)")
     ap.add_argument("--allowlist", action="store_true", help="only the allowlisted tests")
-    ap.add_argument("--parallel", type=int, default=3, help="test-runner processes at once")
+    ap.add_argument("--parallel", type=int, default=PARALLEL,
+                    help="test-runner processes at once")
     ap.add_argument("--workdir", type=Path, help="keep logs here (default: a temp dir)")
     ap.add_argument("--report", type=Path, help="write the results as JSON here")
     args = ap.parse_args(argv)

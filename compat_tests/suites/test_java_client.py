@@ -9,7 +9,6 @@ javac are missing.
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,23 +18,17 @@ from kafkapy.testing import BrokerProcess
 
 pytestmark = pytest.mark.timeout(300)
 
-SOURCE = Path(__file__).with_name("java") / "JavaClientFlows.java"
-
-
 @pytest.fixture(scope="session")
-def flows_classes(tmp_path_factory) -> Path:
-    jvm.require_kafka_jvm(javac=True)
-    out = tmp_path_factory.mktemp("java-classes")
-    proc = subprocess.run(["javac", "-d", str(out), "-cp", jvm.classpath(), str(SOURCE)],
-                          capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, f"javac failed:\n{proc.stdout}\n{proc.stderr}"
-    return out
+def flows_classes(java_classes) -> Path:
+    return java_classes
 
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
     jvm.require_kafka_jvm(javac=True)
-    proc = BrokerProcess(tmp_path_factory.mktemp("java-client-broker"))
+    # no initial rebalance delay, as Kafka's shipped config/server.properties sets it
+    proc = BrokerProcess(tmp_path_factory.mktemp("java-client-broker"),
+                         {"group.initial.rebalance.delay.ms": "0"})
     proc.start()
     yield proc
     assert proc.stop() == 0, proc.log_text()[-3000:]

@@ -2,8 +2,9 @@
 tools of the same name (scripts/kafka-*.sh): same flags, same output.
 
 The Java tools come from ../shared/jvm/kafka (see jvm.py): TopicCommand, ProducerPerformance,
-ConsumerPerformance, ConsoleConsumer, GetOffsetShell and DeleteRecordsCommand. Skipped, with the
-reason, when they (or java) are missing.
+ConsumerPerformance, ConsoleConsumer, GetOffsetShell and DeleteRecordsCommand, run one after the
+other in one JVM (java/ToolRunner.java: Kafka's Exit hook ends a tool instead of the JVM, as in
+Kafka's own tool tests). Skipped, with the reason, when they (or java, javac) are missing.
 """
 
 from __future__ import annotations
@@ -39,14 +40,29 @@ CONSUMER_PERF_ROW = re.compile(
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
     jvm.require_kafka_jvm()
-    proc = BrokerProcess(tmp_path_factory.mktemp("java-tools-broker"))
+    # the runtime install scripts/kafka-*.sh run from (built on first use)
+    subprocess.run([str(SCRIPTS / "bootstrap.sh")], check=True, timeout=600)
+    # no initial rebalance delay, as Kafka's shipped config/server.properties sets it
+    proc = BrokerProcess(tmp_path_factory.mktemp("java-tools-broker"),
+                         {"group.initial.rebalance.delay.ms": "0"})
     proc.start()
     yield proc
     assert proc.stop() == 0, proc.log_text()[-3000:]
 
 
+@pytest.fixture(autouse=True)
+def _tool_jvm(tools):
+    global _tools
+    _tools = tools
+
+
+_tools: jvm.ToolJvm | None = None
+
+
 def java(cls: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return jvm.run_java(TOOLS + cls, *args, check=check)
+    """One of Kafka's tools, run in the module's tool JVM (java/ToolRunner.java)."""
+    assert _tools is not None
+    return _tools.run(TOOLS + cls, *args, check=check)
 
 
 def kafkapy(script: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

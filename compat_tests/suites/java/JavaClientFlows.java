@@ -150,28 +150,38 @@ public final class JavaClientFlows {
         return ok;
     }
 
-    /** Reads a partition from the start until n records arrived; checks keys, values, headers. */
-    private List<ConsumerRecord<String, String>> readBack(String topic, int partition, int n) {
-        List<ConsumerRecord<String, String>> got = new ArrayList<>();
+    /** Reads partition 0 of each topic from the start until n records arrived from each;
+     *  checks keys, values, headers and offsets; returns the count read per topic. */
+    private Map<String, Integer> readBack(List<String> topics, int n) {
+        Map<String, List<ConsumerRecord<String, String>>> got = new java.util.HashMap<>();
+        List<TopicPartition> tps = new ArrayList<>();
+        for (String t : topics) {
+            tps.add(new TopicPartition(t, 0));
+            got.put(t, new ArrayList<>());
+        }
         try (KafkaConsumer<String, String> c = consumer(Map.of())) {
-            TopicPartition tp = new TopicPartition(topic, partition);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            waitFor(n + " records from " + topic, () -> {
-                c.poll(POLL).forEach(got::add);
-                return got.size() >= n;
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            waitFor(n + " records from each of " + topics, () -> {
+                c.poll(POLL).forEach(r -> got.get(r.topic()).add(r));
+                return got.values().stream().allMatch(l -> l.size() >= n);
             });
         }
-        for (int i = 0; i < got.size(); i++) {
-            ConsumerRecord<String, String> r = got.get(i);
-            Header h = r.headers().lastHeader("seq");
-            String seq = h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
-            if (!("k" + i).equals(r.key()) || !r.value().startsWith("value-" + i + "-")
-                || !Integer.toString(i).equals(seq) || r.offset() != i) {
-                throw new IllegalStateException("record " + i + " read back as " + r);
+        Map<String, Integer> counts = new java.util.HashMap<>();
+        for (var e : got.entrySet()) {
+            List<ConsumerRecord<String, String>> rs = e.getValue();
+            for (int i = 0; i < rs.size(); i++) {
+                ConsumerRecord<String, String> r = rs.get(i);
+                Header h = r.headers().lastHeader("seq");
+                String seq = h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+                if (!("k" + i).equals(r.key()) || !r.value().startsWith("value-" + i + "-")
+                    || !Integer.toString(i).equals(seq) || r.offset() != i) {
+                    throw new IllegalStateException("record " + i + " read back as " + r);
+                }
             }
+            counts.put(e.getKey(), rs.size());
         }
-        return got;
+        return counts;
     }
 
     // ---- flows --------------------------------------------------------------------------------
@@ -179,27 +189,40 @@ public final class JavaClientFlows {
     /** Every codec with acks 0, 1 and all (all: the default idempotent producer). */
     private void produce() throws Exception {
         try (Admin admin = admin()) {
+            Map<String, Integer> sent = new java.util.LinkedHashMap<>();
+            List<NewTopic> topics = new ArrayList<>();
             for (String codec : List.of("none", "gzip", "snappy", "lz4", "zstd")) {
                 for (String acks : List.of("0", "1", "all")) {
                     String topic = prefix + "-produce-" + codec + "-" + acks;
-                    createTopic(admin, topic, 1);
-                    // enable.idempotence is left at its default: true, which the client drops
-                    // by itself for acks 0 and 1
-                    int sent;
-                    try (KafkaProducer<String, String> p = producer(Map.of(
-                            ProducerConfig.COMPRESSION_TYPE_CONFIG, codec,
-                            ProducerConfig.ACKS_CONFIG, acks))) {
-                        sent = send(p, topic, 0, 200, -1);
-                    }
-                    int read = readBack(topic, 0, 200).size();
-                    TopicPartition tp = new TopicPartition(topic, 0);
-                    List<ProducerState> producers = admin.describeProducers(List.of(tp))
-                        .partitionResult(tp).get().activeProducers();
-                    long pid = producers.isEmpty() ? -1 : producers.get(0).producerId();
-                    say("produce codec=" + codec + " acks=" + acks + " sent=" + sent + " read="
-                        + read + " idempotent_producers=" + producers.size()
-                        + " producer_id_valid=" + (pid >= 0));
+                    topics.add(new NewTopic(topic, 1, (short) 1));
+                    sent.put(topic, 0);
                 }
+            }
+            admin.createTopics(topics).all().get();
+            for (String topic : sent.keySet()) {
+                String[] parts = topic.substring(prefix.length() + "-produce-".length())
+                    .split("-");
+                // enable.idempotence is left at its default: true, which the client drops by
+                // itself for acks 0 and 1
+                try (KafkaProducer<String, String> p = producer(Map.of(
+                        ProducerConfig.COMPRESSION_TYPE_CONFIG, parts[0],
+                        ProducerConfig.ACKS_CONFIG, parts[1]))) {
+                    sent.put(topic, send(p, topic, 0, 200, -1));
+                }
+            }
+            Map<String, Integer> read = readBack(new ArrayList<>(sent.keySet()), 200);
+            List<TopicPartition> tps = sent.keySet().stream()
+                .map(t -> new TopicPartition(t, 0)).toList();
+            var described = admin.describeProducers(tps).all().get();
+            for (String topic : sent.keySet()) {
+                String[] parts = topic.substring(prefix.length() + "-produce-".length())
+                    .split("-");
+                List<ProducerState> producers = described.get(new TopicPartition(topic, 0))
+                    .activeProducers();
+                long pid = producers.isEmpty() ? -1 : producers.get(0).producerId();
+                say("produce codec=" + parts[0] + " acks=" + parts[1] + " sent=" + sent.get(topic)
+                    + " read=" + read.get(topic) + " idempotent_producers=" + producers.size()
+                    + " producer_id_valid=" + (pid >= 0));
             }
         }
     }
