@@ -184,6 +184,26 @@ public final class JavaClientFlows {
         return counts;
     }
 
+    /** A topic of 4 partitions with 10 records in each. */
+    private void fourPartitionsOfTen(Admin admin, String topic) throws Exception {
+        createTopic(admin, topic, 4);
+        try (KafkaProducer<String, String> p = producer(Map.of())) {
+            for (int part = 0; part < 4; part++) {
+                send(p, topic, part, 10, -1);
+            }
+        }
+    }
+
+    /** The sum of a group's committed offsets. */
+    private static long committedSum(Admin admin, String group) throws Exception {
+        long sum = 0;
+        for (OffsetAndMetadata o : admin.listConsumerGroupOffsets(group)
+                .partitionsToOffsetAndMetadata().get().values()) {
+            sum += o.offset();
+        }
+        return sum;
+    }
+
     // ---- flows --------------------------------------------------------------------------------
 
     /** Every codec with acks 0, 1 and all (all: the default idempotent producer). */
@@ -233,12 +253,7 @@ public final class JavaClientFlows {
         String topic = prefix + "-coop";
         String group = prefix + "-coop-group";
         try (Admin admin = admin()) {
-            createTopic(admin, topic, 4);
-            try (KafkaProducer<String, String> p = producer(Map.of())) {
-                for (int part = 0; part < 4; part++) {
-                    send(p, topic, part, 10, -1);
-                }
-            }
+            fourPartitionsOfTen(admin, topic);
             Map<String, String> conf = Map.of(
                 ConsumerConfig.GROUP_ID_CONFIG, group,
                 ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
@@ -281,11 +296,7 @@ public final class JavaClientFlows {
                     + " generation_advanced=" + (c1.groupMetadata().generationId() > gen1)
                     + " consumed=" + consumed[0]);
             }
-            long committed = 0;
-            for (OffsetAndMetadata o : admin.listConsumerGroupOffsets(group)
-                    .partitionsToOffsetAndMetadata().get().values()) {
-                committed += o.offset();
-            }
+            long committed = committedSum(admin, group);
             ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group))
                 .describedGroups().get(group).get();
             say("cooperative-committed sum=" + committed + " protocol=" + d.partitionAssignor()
@@ -339,12 +350,7 @@ public final class JavaClientFlows {
         String topic = prefix + "-kip848";
         String group = prefix + "-kip848-group";
         try (Admin admin = admin()) {
-            createTopic(admin, topic, 4);
-            try (KafkaProducer<String, String> p = producer(Map.of())) {
-                for (int part = 0; part < 4; part++) {
-                    send(p, topic, part, 10, -1);
-                }
-            }
+            fourPartitionsOfTen(admin, topic);
             Map<String, String> conf = Map.of(
                 ConsumerConfig.GROUP_ID_CONFIG, group,
                 ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
@@ -367,11 +373,7 @@ public final class JavaClientFlows {
                     + c2.assignment().size() + " consumed=" + consumed[0] + " type=" + d.type()
                     + " members=" + d.members().size() + " state=" + d.state());
             }
-            long committed = 0;
-            for (OffsetAndMetadata o : admin.listConsumerGroupOffsets(group)
-                    .partitionsToOffsetAndMetadata().get().values()) {
-                committed += o.offset();
-            }
+            long committed = committedSum(admin, group);
             say("consumer-protocol-committed sum=" + committed);
         }
     }
