@@ -1,18 +1,13 @@
-"""librdkafka's own regression suite against kafkapy: obtain it, build it, run it, report.
+"""librdkafka's own regression suite against kafkapy: run it and report.
 
-The suite is the one of the librdkafka that the test environment links (Debian's `librdkafka1`,
-which kcat uses): `apt-get source librdkafka=<installed version>` through a private apt
-configuration with deb-src entries derived from the system's own sources (nothing under /etc is
-changed), then librdkafka and `tests/test-runner` are built from that one source tree, so the
-suite runs against the library it was written for. The build is cached under
-``$KAFKAPY_SUITES_CACHE`` (default ``~/.cache/kafkapy-suites``), keyed by the Debian version.
-
+The suite is built from the source of the librdkafka the environment links (librdkafka_build.py).
 Each test runs in its own `test-runner` process (quick mode, `-Q`; no socket emulation, `-E`; no
 broker-less tests, `-L`), a few at a time, because test-runner SIGKILLs itself when one test
 times out. Tests that create topics with replication factor 3 run against a 3-broker ZooKeeper
-cluster, the others against one broker; both are configured as librdkafka's own test scenario
-(auto-created topics with 4 partitions). `$KAFKA_PATH/bin/` is a directory of wrappers around
-kafkapy's Kafka-named scripts, `BROKERS` the bootstrap list.
+cluster, the others against one broker, each configured as librdkafka's own test clusters
+(trivup) are for the test's scenario: auto-created topics with 4 partitions, or auto-creation
+off for `noautocreate`. `$KAFKA_PATH/bin/` is a directory of wrappers around kafkapy's
+Kafka-named scripts, `BROKERS` the bootstrap list.
 
     .venv/bin/python -m compat_tests.suites.librdkafka            # every broker test
     .venv/bin/python -m compat_tests.suites.librdkafka 0017 0081  # some tests
@@ -31,23 +26,24 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from compat_tests.suites.librdkafka_build import (  # noqa: F401  (build, SuiteUnavailable: API)
+    ROOT,
+    Build,
+    SuiteUnavailable,
+    build,
+    run_command,
+)
+
 HERE = Path(__file__).resolve().parent
 ALLOWLIST = HERE / "librdkafka-allowlist.txt"
-PACKAGE = "librdkafka"
-LIBRARY_PACKAGE = "librdkafka1"
-# what configure needs for the features the suite exercises (codecs, SASL/SSL code paths)
-BUILD_PACKAGES = ("gcc", "g++", "make", "dpkg-dev", "liblz4-dev", "libzstd-dev", "libssl-dev",
-                  "zlib1g-dev", "libsasl2-dev", "rapidjson-dev")
 # the broker version test-runner is told (TEST_BRKVER gates, kafka-topics.sh --bootstrap-server)
 BROKER_VERSION = "3.9.0"
 # Broker config as librdkafka's own test clusters (trivup) have it: its server.properties
@@ -73,156 +69,6 @@ SLOW_FIRST = ("0091", "0033", "0093", "0077", "0114", "0123", "0089", "0015", "0
 
 _SUMMARY = re.compile(r"^\|\s*(\d{4}\w*)\s*\|\s*([A-Z_]+)\s*\|\s*([\d.]+)s\s*\|\s?(.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-class SuiteUnavailable(RuntimeError):
-    """The suite cannot be obtained or built on this machine (the message says why)."""
-
-
-def cache_root() -> Path:
-    default = Path.home() / ".cache" / "kafkapy-suites"
-    return Path(os.environ.get("KAFKAPY_SUITES_CACHE", default))
-
-
-def _run(cmd: list[str], log: Path | None = None, cwd: Path | None = None,
-         env: dict[str, str] | None = None) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True)
-    if log is not None:
-        with log.open("a") as f:
-            f.write(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}\n")
-    if proc.returncode != 0:
-        tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
-        raise SuiteUnavailable(f"{' '.join(cmd[:3])} failed (exit {proc.returncode}):\n"
-                               + "\n".join(tail))
-    return proc.stdout
-
-
-# ---- obtaining and building -------------------------------------------------------------------
-
-def installed_version() -> str:
-    """Debian version of the librdkafka the test environment links (kcat's)."""
-    try:
-        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", LIBRARY_PACKAGE],
-                             capture_output=True, text=True, check=False)
-    except FileNotFoundError as e:
-        raise SuiteUnavailable("dpkg-query not found: this runner needs a Debian system") from e
-    if out.returncode != 0 or not out.stdout.strip():
-        raise SuiteUnavailable(f"{LIBRARY_PACKAGE} is not installed (scripts/bootstrap.sh "
-                               "--tests installs kcat, which brings it)")
-    return out.stdout.strip()
-
-
-def _deb_src_entries() -> str:
-    """The system's Debian sources as deb-src entries (deb822 and one-line formats)."""
-    parts: list[str] = []
-    for f in sorted(Path("/etc/apt/sources.list.d").glob("*.sources")):
-        text = f.read_text()
-        for stanza in re.split(r"\n\s*\n", text):
-            if re.search(r"^Types:.*\bdeb\b", stanza, re.M) and "debian" in stanza:
-                parts.append(re.sub(r"^Types:.*$", "Types: deb-src", stanza.strip(), flags=re.M))
-    one_line = []
-    for f in [Path("/etc/apt/sources.list"), *Path("/etc/apt/sources.list.d").glob("*.list")]:
-        if f.is_file():
-            for line in f.read_text().splitlines():
-                if line.startswith("deb ") and "debian" in line:
-                    one_line.append("deb-src " + line[4:])
-    if one_line:
-        parts.append("\n".join(one_line))
-    if not parts:
-        raise SuiteUnavailable("no Debian apt sources found under /etc/apt to derive deb-src "
-                               "entries from")
-    return "\n\n".join(parts) + "\n"
-
-
-def _apt_options(apt_dir: Path) -> list[str]:
-    return ["-o", "Dir::Etc::SourceList=/dev/null",
-            "-o", f"Dir::Etc::SourceParts={apt_dir / 'sources'}",
-            "-o", f"Dir::State::Lists={apt_dir / 'lists'}",
-            "-o", f"Dir::Cache={apt_dir / 'cache'}",
-            "-o", "Debug::NoLocking=1", "-q"]
-
-
-def fetch_source(version: str, dest: Path, log: Path) -> Path:
-    """`apt-get source librdkafka=<version>` unpacked (Debian patches applied) at dest."""
-    apt_dir = dest.parent / "apt"
-    for d in ("sources", "lists/partial", "cache/archives/partial"):
-        (apt_dir / d).mkdir(parents=True, exist_ok=True)
-    (apt_dir / "sources" / "kafkapy-deb-src.sources").write_text(_deb_src_entries())
-    if (apt_dir / "sources" / "kafkapy-deb-src.list").exists():
-        (apt_dir / "sources" / "kafkapy-deb-src.list").unlink()
-    opts = _apt_options(apt_dir)
-    _run(["apt-get", *opts, "update"], log)
-    download = dest.parent / "download"
-    shutil.rmtree(download, ignore_errors=True)
-    download.mkdir()
-    _run(["apt-get", *opts, "source", "--download-only", f"{PACKAGE}={version}"], log,
-         cwd=download)
-    dsc = next(download.glob("*.dsc"))
-    shutil.rmtree(dest, ignore_errors=True)
-    _run(["dpkg-source", "--no-check", "-x", str(dsc), str(dest)], log)
-    shutil.rmtree(download, ignore_errors=True)
-    return dest
-
-
-def missing_build_packages() -> list[str]:
-    out = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Status}\n", *BUILD_PACKAGES],
-                         capture_output=True, text=True, check=False).stdout
-    ok = {ln.split()[0] for ln in out.splitlines() if ln.endswith("install ok installed")}
-    return [p for p in BUILD_PACKAGES if p not in ok]
-
-
-@dataclass
-class Build:
-    version: str
-    source: Path
-    seconds: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def tests_dir(self) -> Path:
-        return self.source / "tests"
-
-    @property
-    def runner(self) -> Path:
-        return self.tests_dir / "test-runner"
-
-    def library_path(self) -> str:
-        return f"{self.source / 'src'}:{self.source / 'src-cpp'}"
-
-
-def build(version: str | None = None, progress: Callable[[str], None] = lambda s: None) -> Build:
-    """The built suite for `version` (default: the installed one), from the cache when there."""
-    version = version or installed_version()
-    base = cache_root() / f"librdkafka-{version}"
-    stamp = base / "built.json"
-    source = base / "src"
-    if stamp.is_file() and (source / "tests" / "test-runner").is_file():
-        return Build(version, source, json.loads(stamp.read_text())["seconds"])
-    missing = missing_build_packages()
-    if missing:
-        raise SuiteUnavailable("build dependencies missing: " + " ".join(missing)
-                               + " (scripts/bootstrap.sh --tests installs them)")
-    base.mkdir(parents=True, exist_ok=True)
-    log = base / "build.log"
-    log.write_text("")
-    seconds: dict[str, float] = {}
-    t = time.monotonic()
-    progress(f"librdkafka suite: fetching Debian's source of {PACKAGE} {version}")
-    fetch_source(version, source, log)
-    seconds["fetch"] = time.monotonic() - t
-    jobs = f"-j{os.cpu_count() or 2}"
-    steps = [
-        ("configure", ["./configure", "--disable-gssapi"], source),
-        ("library", ["make", jobs, "libs"], source),
-        ("test-runner", ["make", jobs, "test-runner"], source / "tests"),
-    ]
-    for name, cmd, cwd in steps:
-        progress(f"librdkafka suite: {name} ({' '.join(cmd)})")
-        t = time.monotonic()
-        _run(cmd, log, cwd=cwd)
-        seconds[name] = time.monotonic() - t
-    stamp.write_text(json.dumps({"version": version, "seconds": seconds}, indent=1))
-    return Build(version, source, seconds)
 
 
 # ---- the test table ---------------------------------------------------------------------------
@@ -351,7 +197,7 @@ def prepare_java_helpers(build: Build, kafka_path: Path) -> bool:
     if not (kafka_path / "libs").is_dir():
         return False
     try:
-        _run(["make", "-s", "-C", str(build.tests_dir / "java"),
+        run_command(["make", "-s", "-C", str(build.tests_dir / "java"),
               f"KAFKA_JARS={kafka_path / 'libs'}"])
     except SuiteUnavailable:
         return False
@@ -531,7 +377,7 @@ def run_suite(build: Build, tests: list[SuiteTest], workdir: Path, parallel: int
     nothing else is run."""
     results: dict[str, Result] = {}
     # the runtime install kafkapy's scripts run from, made before tests call them in parallel
-    _run([str(ROOT / "scripts" / "bootstrap.sh")])
+    run_command([str(ROOT / "scripts" / "bootstrap.sh")])
     workdir.mkdir(parents=True, exist_ok=True)
     prepare_java_helpers(build, kafka_path_view(workdir / "kafka"))
     groups: dict[tuple[str, str], list[SuiteTest]] = {}
