@@ -184,6 +184,18 @@ public final class JavaClientFlows {
         return counts;
     }
 
+    /** One poll; the records go into `seen` by partition and offset (a record read again after
+     *  a rebalance, from the last commit, counts once: consumption is at least once). */
+    private static void poll(KafkaConsumer<String, String> c, Set<String> seen) {
+        c.poll(POLL).forEach(r -> seen.add(r.partition() + "@" + r.offset()));
+    }
+
+    /** Whether the consumer's position is at the end (10) of each of its partitions, so that a
+     *  commit now covers every record. */
+    private static boolean atEnd(KafkaConsumer<String, String> c) {
+        return c.assignment().stream().allMatch(tp -> c.position(tp) >= 10);
+    }
+
     /** A topic of 4 partitions with 10 records in each. */
     private void fourPartitionsOfTen(Admin admin, String topic) throws Exception {
         createTopic(admin, topic, 4);
@@ -259,7 +271,7 @@ public final class JavaClientFlows {
                 ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
                 "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
             Set<TopicPartition> revoked1 = new HashSet<>();
-            int[] consumed = {0};
+            Set<String> consumed = new HashSet<>();  // distinct records
             try (KafkaConsumer<String, String> c1 = consumer(conf);
                  KafkaConsumer<String, String> c2 = consumer(conf)) {
                 c1.subscribe(List.of(topic), new ConsumerRebalanceListener() {
@@ -271,21 +283,21 @@ public final class JavaClientFlows {
                     }
                 });
                 waitFor("c1 assigned 4", () -> {
-                    consumed[0] += c1.poll(POLL).count();
+                    poll(c1, consumed);
                     return c1.assignment().size() == 4;
                 });
                 c1.commitSync();
                 int gen1 = c1.groupMetadata().generationId();
                 c2.subscribe(List.of(topic));
                 waitFor("2 + 2 partitions", () -> {
-                    consumed[0] += c1.poll(POLL).count();
-                    consumed[0] += c2.poll(POLL).count();
+                    poll(c1, consumed);
+                    poll(c2, consumed);
                     return c1.assignment().size() == 2 && c2.assignment().size() == 2;
                 });
                 waitFor("40 records", () -> {
-                    consumed[0] += c1.poll(POLL).count();
-                    consumed[0] += c2.poll(POLL).count();
-                    return consumed[0] >= 40;
+                    poll(c1, consumed);
+                    poll(c2, consumed);
+                    return consumed.size() >= 40 && atEnd(c1) && atEnd(c2);
                 });
                 c1.commitSync();
                 c2.commitSync();
@@ -294,7 +306,7 @@ public final class JavaClientFlows {
                 say("cooperative c1=" + c1.assignment().size() + " c2=" + c2.assignment().size()
                     + " union=" + both.size() + " c1_revoked=" + revoked1.size()
                     + " generation_advanced=" + (c1.groupMetadata().generationId() > gen1)
-                    + " consumed=" + consumed[0]);
+                    + " consumed=" + consumed.size());
             }
             long committed = committedSum(admin, group);
             ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group))
@@ -354,23 +366,23 @@ public final class JavaClientFlows {
             Map<String, String> conf = Map.of(
                 ConsumerConfig.GROUP_ID_CONFIG, group,
                 ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
-            int[] consumed = {0};
+            Set<String> consumed = new HashSet<>();  // distinct records
             try (KafkaConsumer<String, String> c1 = consumer(conf);
                  KafkaConsumer<String, String> c2 = consumer(conf)) {
                 c1.subscribe(List.of(topic));
                 c2.subscribe(List.of(topic));
                 waitFor("2 + 2 partitions and 40 records", () -> {
-                    consumed[0] += c1.poll(POLL).count();
-                    consumed[0] += c2.poll(POLL).count();
+                    poll(c1, consumed);
+                    poll(c2, consumed);
                     return c1.assignment().size() == 2 && c2.assignment().size() == 2
-                        && consumed[0] >= 40;
+                        && consumed.size() >= 40 && atEnd(c1) && atEnd(c2);
                 });
                 c1.commitSync();
                 c2.commitSync();
                 ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group))
                     .describedGroups().get(group).get();
                 say("consumer-protocol c1=" + c1.assignment().size() + " c2="
-                    + c2.assignment().size() + " consumed=" + consumed[0] + " type=" + d.type()
+                    + c2.assignment().size() + " consumed=" + consumed.size() + " type=" + d.type()
                     + " members=" + d.members().size() + " state=" + d.state());
             }
             long committed = committedSum(admin, group);
