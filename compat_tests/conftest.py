@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from compat_tests.suites.jvm import configure_spark_kafka_connector
 from kafkapy.testing import BrokerProcess
+
+# Spark's kafka connector from ../shared/jvm/spark-kafka when it is there (see suites/jvm.py)
+configure_spark_kafka_connector()
 
 
 def pytest_addoption(parser):

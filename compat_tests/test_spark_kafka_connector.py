@@ -2,7 +2,8 @@
 
 The connector's jars are not installable from this project's package sources (Maven Central
 is not among them), so these tests run only when the environment puts them on Spark's
-classpath:
+classpath. The compat tests' conftest sets KAFKAPY_SPARK_KAFKA_JARS from the jars in
+../shared/jvm/spark-kafka/ when that directory exists; by hand:
 
     KAFKAPY_SPARK_KAFKA_JARS=/jars/spark-sql-kafka-0-10_2.13-4.3.0.jar,\
 /jars/spark-token-provider-kafka-0-10_2.13-4.3.0.jar,/jars/kafka-clients-<v>.jar,\
@@ -26,13 +27,16 @@ import pytest
 
 pytest.importorskip("pyspark")
 
+from compat_tests.suites.jvm import spark_kafka_dir  # noqa: E402
 from kafkapy.spark.testing import JARS_ENV, kafka_connector_configured  # noqa: E402
 
 pytestmark = [
     pytest.mark.timeout(600),
     pytest.mark.skipif(
         not kafka_connector_configured(),
-        reason=f"Spark's kafka connector is not on the classpath: set {JARS_ENV} to the "
+        reason="Spark's kafka connector is not on the classpath: no jars in "
+               f"{spark_kafka_dir()} (../shared/jvm/spark-kafka beside the repository, or "
+               f"$KAFKAPY_SHARED_JVM/spark-kafka); or set {JARS_ENV} to the "
                "comma-separated paths of spark-sql-kafka-0-10_2.13-<spark version>.jar, "
                "spark-token-provider-kafka-0-10_2.13-<spark version>.jar, kafka-clients-<v>.jar "
                "and commons-pool2-<v>.jar (or KAFKAPY_SPARK_KAFKA_PACKAGES=org.apache.spark:"

@@ -2163,6 +2163,54 @@ def check_describe_topic_partitions(env: Env, v: int) -> None:
     assert resp.next_cursor is None
 
 
+def check_sasl_handshake(env: Env, v: int) -> None:
+    """On a PLAINTEXT listener there is no SASL to start: ILLEGAL_SASL_STATE, as Kafka."""
+    resp = env.request(make("SaslHandshake", v, env, mechanism="PLAIN"))
+    assert resp.error_code == E.illegal_sasl_state and tuple(resp.mechanisms) == (), resp
+
+
+def check_sasl_authenticate(env: Env, v: int) -> None:
+    resp = env.request(make("SaslAuthenticate", v, env, auth_bytes=b"\0u\0p"))
+    assert resp.error_code == E.illegal_sasl_state, resp
+    assert resp.error_message == "SaslAuthenticate request received after successful authentication"
+
+
+def _alter_scram(env: Env, user: str, iterations: int) -> Any:
+    return env.request(
+        make(
+            "AlterUserScramCredentials",
+            0,
+            env,
+            deletions=[],
+            upsertions=[
+                {"name": user, "mechanism": 1, "iterations": iterations, "salt": b"salt",
+                 "salted_password": bytes(32)}
+            ],
+        )
+    )
+
+
+def check_alter_user_scram_credentials(env: Env, v: int) -> None:
+    resp = _alter_scram(env, "sweep-scram", 4096)
+    assert [(r.user, r.error_code) for r in resp.results] == [("sweep-scram", 0)], resp
+    resp = _alter_scram(env, "sweep-weak", 10)
+    assert [(r.user, r.error_code, r.error_message) for r in resp.results] == [
+        ("sweep-weak", E.unacceptable_credential, "Too few iterations")
+    ], resp
+
+
+def check_describe_user_scram_credentials(env: Env, v: int) -> None:
+    assert ok(_alter_scram(env, "sweep-described", 8192).results[0].error_code)
+    resp = env.request(
+        make("DescribeUserScramCredentials", v, env,
+             users=[{"name": "sweep-described"}, {"name": "sweep-nobody"}])
+    )
+    assert ok(resp.error_code), resp
+    found, missing = resp.results
+    assert [(c.mechanism, c.iterations) for c in found.credential_infos] == [(1, 8192)]
+    assert missing.error_code == E.resource_not_found, missing
+
+
 CHECKS = {
     "Produce": check_produce,
     "Fetch": check_fetch,
@@ -2207,6 +2255,10 @@ CHECKS = {
     "AlterClientQuotas": check_alter_client_quotas,
     "DescribeProducers": check_describe_producers,
     "DescribeTopicPartitions": check_describe_topic_partitions,
+    "SaslHandshake": check_sasl_handshake,
+    "SaslAuthenticate": check_sasl_authenticate,
+    "AlterUserScramCredentials": check_alter_user_scram_credentials,
+    "DescribeUserScramCredentials": check_describe_user_scram_credentials,
 }
 
 

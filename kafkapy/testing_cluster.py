@@ -18,7 +18,7 @@ from typing import Any
 from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
 
-from kafkapy.testing import BrokerProcess
+from kafkapy.testing import BrokerProcess, free_port
 
 SESSION_MS = 6000
 BROKERS = (0, 1, 2)
@@ -58,12 +58,25 @@ def wait_for(cond: Callable[[], Any], timeout: float = 30.0, what: str = "condit
 class Cluster:
     wait_for = staticmethod(wait_for)
 
-    def __init__(self, base: Path, zk_connect: str) -> None:
+    def __init__(
+        self,
+        base: Path,
+        zk_connect: str,
+        *,
+        overrides: Callable[[int, int], dict[str, str]] | None = None,
+        client_config: dict[str, Any] | None = None,
+    ) -> None:
+        """``overrides(broker_id, port)``: more broker settings (listeners on ``port``, security);
+        ``client_config``: what the test's admin clients need to connect (security)."""
         self.connect = f"{zk_connect}/kafkapy"
-        self.brokers = {
-            i: BrokerProcess(base / f"broker{i}", broker_overrides(self.connect, i))
-            for i in BROKERS
-        }
+        self.brokers = {}
+        for i in BROKERS:
+            port = free_port()
+            extra = overrides(i, port) if overrides is not None else {}
+            self.brokers[i] = BrokerProcess(
+                base / f"broker{i}", {**broker_overrides(self.connect, i), **extra}, port=port
+            )
+        self.client_config = dict(client_config or {})
         self.zk = KazooClient(hosts=zk_connect, timeout=10.0)
         self.topics: dict[str, int] = {}  # topics created through create_topic -> partitions
 
@@ -87,7 +100,7 @@ class Cluster:
         return ",".join(b.bootstrap for b in self.brokers.values() if b.proc is not None)
 
     def admin(self) -> AdminClient:
-        return AdminClient({"bootstrap.servers": self.bootstrap})
+        return AdminClient({**self.client_config, "bootstrap.servers": self.bootstrap})
 
     def registered(self) -> set[int]:
         return {int(i) for i in self.zk.get_children("/kafkapy/brokers/ids")}

@@ -10,7 +10,9 @@
 #                                 install with the test and spark extras (pytest, kafka-python
 #                                 and the codecs it compresses with, PySpark), and the Debian
 #                                 packages the tests use: default-jre-headless (Java), zookeeper,
-#                                 kcat. Does not touch .venv-runtime.
+#                                 kcat, and for the compatibility suites (compat_tests/suites)
+#                                 javac and the build dependencies of librdkafka's regression
+#                                 suite. Does not touch .venv-runtime.
 #
 # Two environments on purpose. .venv is a superset (extras, editable sources): a broker run from
 # it could import a module users never get and still pass. So the broker users run comes from the
@@ -31,8 +33,16 @@ fi
 extras="[test,spark]"
 missing=()
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+# javac compiles the Java client compat program (compat_tests/suites)
+command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 [ -e /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
+# building librdkafka's regression suite (compat_tests/suites/librdkafka.py)
+for pkg in gcc g++ make dpkg-dev liblz4-dev libzstd-dev libssl-dev zlib1g-dev libsasl2-dev \
+           rapidjson-dev; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$pkg")
+done
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "bootstrap: installing Debian packages: ${missing[*]}" >&2
   SUDO=""

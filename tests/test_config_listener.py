@@ -15,8 +15,10 @@ import trio
 from kafkapy.metadata.cluster import ClusterMetadata
 from kafkapy.metadata.config_notifications import ConfigChange
 from kafkapy.metadata.embedded import EmbeddedStore
+from kafkapy.security.scram import MECHANISMS, ScramCredential
 from kafkapy.server.config_changes import apply_broker_configs
 from kafkapy.server.config_listener import ConfigChangeListener
+from kafkapy.server.scram_cache import ScramCredentialCache
 from kafkapy.server.topics import TopicRegistry
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.log_manager import LogManager
@@ -34,6 +36,7 @@ def broker(tmp_path: Path) -> Iterator[Any]:
     b = SimpleNamespace(
         store=store, cluster=cluster, logs=logs, broker_id=ME, broker_props={}, replicas=None,
         dynamic_configs={}, dynamic_default_configs={}, dynamic_config_zxids={}, topics=None,
+        scram_credentials=ScramCredentialCache(),
     )
     b.topics = TopicRegistry(b)  # type: ignore[arg-type]
     try:
@@ -133,3 +136,9 @@ def test_broker_configs_apply_to_their_broker_and_keep_the_newest(broker: Any) -
     assert not listener.apply(ConfigChange("nonsense", "x", {}, 8))
     assert listener.apply(ConfigChange("brokers", "<default>", {}, 9))
     assert broker.dynamic_default_configs == {} and listener.applied == 1
+    # a user's SCRAM credential reaches the broker's credential cache (name sanitized in paths)
+    cred = ScramCredential.from_password(MECHANISMS["SCRAM-SHA-256"], "pw")
+    assert listener.apply(ConfigChange("users", "a%40b", {"SCRAM-SHA-256": cred.to_config()}, 10))
+    assert broker.scram_credentials.get("SCRAM-SHA-256", "a@b") == cred
+    assert listener.apply(ConfigChange("users", "a%40b", {}, 11))  # deleted
+    assert broker.scram_credentials.get("SCRAM-SHA-256", "a@b") is None

@@ -84,12 +84,12 @@ def main(argv: list[str]) -> int:
 
     p = ToolParser("kafka-broker-api-versions", DESCRIPTION)
     p.add_argument("--bootstrap-server", metavar="HOST:PORT", help="REQUIRED: broker(s) to use")
-    p.add_argument("--command-config", metavar="FILE", help="accepted; only PLAINTEXT is spoken")
+    p.add_argument("--command-config", metavar="FILE", help="client properties (security)")
     opts = p.parse_args(argv)
     if not opts.bootstrap_server:
         raise CliError('Missing required argument "[bootstrap-server]"')
-    load_properties(opts.command_config)
-    with connect_any(opts.bootstrap_server) as conn:
+    props = load_properties(opts.command_config)
+    with connect_any(opts.bootstrap_server, props=props) as conn:
         md = conn.request(
             MetadataRequest(
                 topics=(),
@@ -101,7 +101,7 @@ def main(argv: list[str]) -> int:
     for b in md.brokers:
         prefix = node_text(b.node_id, b.host, b.port, b.rack)
         try:
-            with Connection(b.host, b.port) as c:
+            with Connection(b.host, b.port, props=props) as c:
                 resp = c.request(request)
             if resp.error_code != 0:
                 print(f"{prefix} -> ERROR: error code {int(resp.error_code)}")

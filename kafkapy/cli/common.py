@@ -179,8 +179,10 @@ _RENAMED = {
 
 def java_to_librdkafka(props: dict[str, str]) -> dict[str, str]:
     """Translate Java client property names to librdkafka's; drop Java-only ones."""
+    from kafkapy.cli.client_security import translate
+
     out: dict[str, str] = {}
-    for key, value in props.items():
+    for key, value in translate(props).items():
         if key in _JAVA_ONLY:
             continue
         if key == "buffer.memory":

@@ -1,5 +1,8 @@
 """`kafkapy configs` (kafka-configs.sh): describe and alter topic and broker configs.
 
+Users (``--entity-type users``): SCRAM credentials, through the brokers or, with --zookeeper,
+straight into ZooKeeper (kafkapy.cli.user_configs).
+
 --describe prints, as Kafka's tool does, `Dynamic configs for topic T are:` (or `All configs ...`
 with --all, `Default configs for brokers in the cluster are:` for the cluster-wide broker
 defaults) followed by `  name=value sensitive=false synonyms={SOURCE:name=value, ...}` lines.
@@ -26,7 +29,7 @@ DESCRIPTION = (
 )
 
 ENTITY_TYPES = ("topics", "brokers", "broker-loggers", "clients", "users", "ips", "groups")
-SUPPORTED = ("topics", "brokers", "broker-loggers", "groups")
+SUPPORTED = ("topics", "brokers", "broker-loggers", "groups", "users")
 
 # Kafka's config source ids (DescribeConfigs v1+) -> ConfigEntry.ConfigSource names
 SOURCE_NAMES = {
@@ -57,6 +60,12 @@ def build_parser() -> ToolParser:
     p.add_argument("--bootstrap-server", metavar="HOST:PORT", help="the broker(s) to connect to")
     p.add_argument(
         "--bootstrap-controller", metavar="HOST:PORT", help="not supported (no KRaft controllers)"
+    )
+    p.add_argument(
+        "--zookeeper",
+        metavar="HOST:PORT[/CHROOT]",
+        help="with --entity-type users: SCRAM credentials written to ZooKeeper directly "
+        "(how the brokers' own users are created before any broker runs)",
     )
     p.add_argument("--command-config", metavar="FILE", help="admin client properties file")
     p.add_argument("--describe", action="store_true", help="show the configs of the entity")
@@ -210,7 +219,7 @@ def _entries_confluent(admin, etype: str, name: str) -> list[Entry]:  # noqa: AN
     return out
 
 
-def _entries_wire(bootstrap: str, etype: str, name: str) -> list[Entry]:
+def _entries_wire(bootstrap: str, etype: str, name: str, props: dict[str, str]) -> list[Entry]:
     """DescribeConfigs spoken directly (confluent-kafka rejects the empty default-entity name)."""
     from kio.schema.describe_configs.v4.request import (
         DescribeConfigsRequest,
@@ -227,7 +236,7 @@ def _entries_wire(bootstrap: str, etype: str, name: str) -> list[Entry]:
         ),
         include_synonyms=True,
     )
-    with connect_any(bootstrap) as conn:
+    with connect_any(bootstrap, props=props) as conn:
         resp = conn.request(req)
     out = []
     for r in resp.results:
@@ -241,7 +250,7 @@ def _entries_wire(bootstrap: str, etype: str, name: str) -> list[Entry]:
 
 def resource_entries(admin, etype: str, name: str, describe_all: bool) -> list[Entry]:  # noqa: ANN001
     if name == "":
-        entries = _entries_wire(admin.kafkapy_bootstrap, etype, name)
+        entries = _entries_wire(admin.kafkapy_bootstrap, etype, name, admin.kafkapy_props)
     else:
         entries = _entries_confluent(admin, etype, name)
     wanted = None if describe_all else _dynamic_source(etype, name)
@@ -300,7 +309,7 @@ def alter(admin, opts, etype: str, name: str | None) -> str:  # noqa: ANN001
     if invalid:
         raise CliError("Invalid config(s): " + ",".join(invalid))
     if name == "":
-        _alter_wire(admin.kafkapy_bootstrap, etype, to_add, to_delete)
+        _alter_wire(admin.kafkapy_bootstrap, admin.kafkapy_props, etype, to_add, to_delete)
         return f"Completed updating default config for {etype} in the cluster."
     resource = _resource(etype, name)
     for k in to_delete:
@@ -318,7 +327,9 @@ def alter(admin, opts, etype: str, name: str | None) -> str:  # noqa: ANN001
     return f"Completed updating default config for {etype} in the cluster."
 
 
-def _alter_wire(bootstrap: str, etype: str, to_add: dict[str, str], to_delete: list[str]) -> None:
+def _alter_wire(
+    bootstrap: str, props: dict[str, str], etype: str, to_add: dict[str, str], to_delete: list[str]
+) -> None:
     from kio.schema.incremental_alter_configs.v1.request import (
         AlterableConfig,
         AlterConfigsResource,
@@ -339,7 +350,7 @@ def _alter_wire(bootstrap: str, etype: str, to_add: dict[str, str], to_delete: l
         ),
         validate_only=False,
     )
-    with connect_any(bootstrap) as conn:
+    with connect_any(bootstrap, props=props) as conn:
         try:
             resp = conn.request(req)
         except ConnectionError:
@@ -351,13 +362,46 @@ def _alter_wire(bootstrap: str, etype: str, to_add: dict[str, str], to_delete: l
             )
 
 
+def _users(opts, name: str | None) -> list[str]:  # noqa: ANN001
+    """--entity-type users: SCRAM credentials (kafkapy.cli.user_configs)."""
+    from kafkapy.cli import user_configs as uc
+
+    if name == "":
+        raise CliError(
+            "The use of --entity-default or --user-defaults is not allowed with User SCRAM "
+            "Credentials."
+        )
+    if opts.alter:
+        if name is None:
+            raise CliError("An entity name must be specified for every entity type")
+        to_add = load_properties(opts.add_config_file)
+        to_add.update(parse_add_config(opts.add_config))
+        to_delete = parse_delete_config(opts.delete_config)
+        if opts.zookeeper:
+            return [uc.alter_with_zookeeper(opts.zookeeper, name, to_add, to_delete)]
+        admin = admin_client(opts.bootstrap_server, load_properties(opts.command_config))
+        return [uc.alter_with_admin(admin, name, to_add, to_delete)]
+    if opts.zookeeper:
+        return uc.describe_with_zookeeper(opts.zookeeper, name)
+    admin = admin_client(opts.bootstrap_server, load_properties(opts.command_config))
+    return uc.describe_with_admin(admin, name)
+
+
 def main(argv: list[str]) -> int:
     opts = build_parser().parse_args(argv)
     if opts.describe == opts.alter:
         raise CliError("Command must include exactly one action: --describe, --alter")
+    if opts.zookeeper:
+        if opts.bootstrap_server:
+            raise CliError("Only one of --bootstrap-server or --zookeeper must be specified")
+        if entity(opts)[0] != "users":
+            raise CliError(
+                "--zookeeper is supported only for SCRAM credentials of users "
+                "(--entity-type users); use --bootstrap-server"
+            )
     if opts.bootstrap_controller and not opts.bootstrap_server:
         raise CliError("--bootstrap-controller is not supported; use --bootstrap-server")
-    if not opts.bootstrap_server:
+    if not opts.bootstrap_server and not opts.zookeeper:
         raise CliError(
             "One of the required --bootstrap-server or --bootstrap-controller "
             "arguments must be specified"
@@ -367,8 +411,14 @@ def main(argv: list[str]) -> int:
     if opts.all and not opts.describe:
         raise CliError("--all can only be used with --describe")
     etype, name = entity(opts)
-    admin = admin_client(opts.bootstrap_server, load_properties(opts.command_config))
+    if etype == "users":
+        for line in _users(opts, name):
+            print(line)
+        return 0
+    props = load_properties(opts.command_config)
+    admin = admin_client(opts.bootstrap_server, props)
     admin.kafkapy_bootstrap = opts.bootstrap_server
+    admin.kafkapy_props = props
     if opts.describe:
         for line in describe(admin, etype, name, opts.all):
             print(line)

@@ -654,7 +654,10 @@ class Service:
                 results[(t, -1)] = "Error: This server does not host this topic-partition."
                 continue
             tps.extend((t, p) for p in sorted(tm.partitions))
-        top, per_partition = offset_delete(self.opts.bootstrap_server, group, tps, self.timeout)
+        top, per_partition = offset_delete(
+            self.opts.bootstrap_server, group, tps, self.timeout,
+            load_properties(self.opts.command_config),
+        )
         results.update(per_partition)
         if top == 0:
             print(f"Request succeeded for deleting offsets from group {group}.")
@@ -697,7 +700,11 @@ def error_message(code: int) -> str:
 
 
 def offset_delete(
-    bootstrap: str, group: str, tps: list[tuple[str, int]], timeout: float
+    bootstrap: str,
+    group: str,
+    tps: list[tuple[str, int]],
+    timeout: float,
+    props: dict[str, str] | None = None,
 ) -> tuple[int, dict[tuple[str, int], str | None]]:
     """OffsetDelete at the group's coordinator (confluent-kafka has no API for it)."""
     from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest
@@ -710,7 +717,7 @@ def offset_delete(
     from kafkapy.cli.wire import Connection, connect_any
 
     try:
-        with connect_any(bootstrap, timeout) as conn:
+        with connect_any(bootstrap, timeout, props) as conn:
             fc = conn.request(FindCoordinatorRequest(key_type=0, coordinator_keys=(group,)))
     except ConnectionError:
         raise CliError("The cluster does not serve FindCoordinator (no consumer groups)") from None
@@ -731,7 +738,7 @@ def offset_delete(
         ),
     )
     try:
-        with Connection(coord.host, coord.port, timeout) as c:
+        with Connection(coord.host, coord.port, timeout, props=props) as c:
             resp = c.request(req)
     except ConnectionError as e:
         raise CliError(str(e)) from None

@@ -31,7 +31,7 @@ import time
 import uuid
 from typing import Any
 
-from kafkapy.cli.common import CliError, ToolParser, load_versioned_json
+from kafkapy.cli.common import CliError, ToolParser, load_properties, load_versioned_json
 from kafkapy.cli.wire import Connection, connect_any
 from kafkapy.protocol.errors import ErrorCode, error_name
 
@@ -130,8 +130,9 @@ def format_json(assignment: dict[Tp, list[int]]) -> str:
 class Cluster:
     """The cluster as the tool sees it, over wire connections."""
 
-    def __init__(self, bootstrap: str) -> None:
+    def __init__(self, bootstrap: str, props: dict[str, str] | None = None) -> None:
         self.bootstrap = bootstrap
+        self.props = props or {}  # --command-config: how to connect (security)
         self.brokers: dict[int, tuple[str, int, str | None]] = {}
         self.controller_id = -1
 
@@ -140,7 +141,7 @@ class Cluster:
         brokers and the controller id."""
         from kio.schema.metadata.v12 import request as q
 
-        with connect_any(self.bootstrap) as conn:
+        with connect_any(self.bootstrap, props=self.props) as conn:
             resp = conn.request(
                 q.MetadataRequest(
                     topics=None
@@ -180,7 +181,7 @@ class Cluster:
         """Ongoing reassignments: partition -> (replicas, adding, removing)."""
         from kio.schema.list_partition_reassignments.v0 import request as q
 
-        with connect_any(self.bootstrap) as conn:
+        with connect_any(self.bootstrap, props=self.props) as conn:
             resp = conn.request(q.ListPartitionReassignmentsRequest(timeout=TIMEOUT, topics=None))
         if resp.error_code != 0:
             raise CliError(resp.error_message or error_name(resp.error_code))
@@ -216,7 +217,7 @@ class Cluster:
             where = self.brokers.get(self.controller_id)
             if where is not None:
                 try:
-                    with Connection(where[0], where[1]) as conn:
+                    with Connection(where[0], where[1], props=self.props) as conn:
                         resp = conn.request(req)
                 except ConnectionError:
                     resp = None
@@ -380,7 +381,7 @@ def _read(path: str | None, flag: str) -> str:
 def main(argv: list[str]) -> int:
     p = ToolParser("kafka-reassign-partitions", DESCRIPTION)
     p.add_argument("--bootstrap-server", metavar="HOST:PORT", help="REQUIRED: broker(s) to use")
-    p.add_argument("--command-config", metavar="FILE", help="admin client properties (unused)")
+    p.add_argument("--command-config", metavar="FILE", help="admin client properties (security)")
     actions = ("generate", "execute", "verify", "cancel", "list")
     for a in actions:
         p.add_argument(f"--{a}", action="store_true", help=f"the {a} action")
@@ -410,7 +411,7 @@ def main(argv: list[str]) -> int:
         )
     if not opts.bootstrap_server:
         raise CliError("Please specify --bootstrap-server")
-    cluster = Cluster(opts.bootstrap_server)
+    cluster = Cluster(opts.bootstrap_server, load_properties(opts.command_config))
     action = chosen[0]
     if action == "list":
         return list_ongoing(cluster)

@@ -510,12 +510,11 @@ def _collect(admin, names: list[str], opts=None) -> list[TopicInfo]:  # noqa: AN
     if not names:
         return []
     props = load_properties(getattr(opts, "command_config", None))
-    plaintext = props.get("security.protocol", "PLAINTEXT").upper() == "PLAINTEXT"
     wire_described: dict[str, tuple[str, list[PartitionInfo]]] | None = None
     moving: dict[tuple[str, int], tuple[list, list]] = {}
-    if opts is not None and plaintext:
+    if opts is not None:
         try:
-            with connect_any(opts.bootstrap_server) as conn:
+            with connect_any(opts.bootstrap_server, props=props) as conn:
                 apis = _wire_apis(conn)
                 if DESCRIBE_TOPIC_PARTITIONS in apis:
                     limit = opts.partition_size_limit_per_response or 2000

@@ -315,8 +315,7 @@ def parser() -> ToolParser:
 
 def main(argv: list[str]) -> int:
     opts = parser().parse_args(argv)
-    load_properties(opts.command_config)
-    cluster = Cluster(opts.bootstrap_server)
+    cluster = Cluster(opts.bootstrap_server, load_properties(opts.command_config))
     try:
         sys.stdout.write(COMMANDS[opts.command](cluster, opts))
     finally:

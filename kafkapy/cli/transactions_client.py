@@ -59,8 +59,9 @@ def fail(what: str, code: int | str) -> CliError:
 class Cluster:
     """The brokers and partitions of a cluster, with one connection per broker asked."""
 
-    def __init__(self, bootstrap: str) -> None:
-        self._bootstrap = connect_any(bootstrap)
+    def __init__(self, bootstrap: str, props: dict[str, str] | None = None) -> None:
+        self._props = props or {}  # --command-config: security.protocol, ssl.*, sasl.*
+        self._bootstrap = connect_any(bootstrap, props=self._props)
         self._conns: dict[int, Connection] = {}
         md = self.metadata(None)
         self.brokers = {b.node_id: (b.host, b.port) for b in md.brokers}
@@ -88,7 +89,8 @@ class Cluster:
         if c is None:
             if broker_id not in self.brokers:
                 raise CliError(f"Broker {broker_id} is not in the cluster")
-            c = self._conns[broker_id] = Connection(*self.brokers[broker_id])
+            host, port = self.brokers[broker_id]
+            c = self._conns[broker_id] = Connection(host, port, props=self._props)
         return c
 
     def partitions(self, topics: list[str] | None) -> dict[tuple[str, int], tuple[int, list[int]]]:

@@ -1,12 +1,21 @@
 """A small blocking Kafka protocol client for the tools' needs that confluent-kafka does not cover
 (ApiVersions of every broker, OffsetDelete, the transaction APIs): sends kio request entities,
-decodes responses."""
+decodes responses.
+
+It speaks what the tool's --command-config asks for, with the Java client's keys:
+``security.protocol`` SSL or SASL_SSL wraps the socket in TLS (``ssl.truststore.*`` to trust the
+broker, ``ssl.keystore.*`` for a client certificate, ``ssl.endpoint.identification.algorithm``;
+kafkapy.security.tls), SASL_PLAINTEXT or SASL_SSL authenticates with ``sasl.mechanism`` (PLAIN,
+SCRAM-SHA-256, SCRAM-SHA-512) and the ``username``/``password`` of ``sasl.jaas.config``
+(SaslHandshake v1, SaslAuthenticate v2; kafkapy.security's client exchanges)."""
 
 from __future__ import annotations
 
 import io
 import socket
+import ssl
 import struct
+from collections.abc import Mapping
 from typing import Any
 
 from kio.index import load_response_schema
@@ -14,6 +23,11 @@ from kio.serial import entity_reader, entity_writer
 
 from kafkapy.cli.common import CliError
 from kafkapy.protocol.headers import is_flexible
+from kafkapy.security.jaas import JaasConfigError, login_options
+from kafkapy.security.plain import PlainClient
+from kafkapy.security.sasl import PLAIN, SaslAuthenticationError, SaslClient, client_exchange
+from kafkapy.security.scram import MECHANISMS, ScramClient
+from kafkapy.security.tls import TlsConfigError, client_context
 
 API_VERSIONS = 18
 
@@ -33,15 +47,73 @@ def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
     return out
 
 
+def _sasl_client(props: Mapping[str, str]) -> SaslClient:
+    mechanism = props.get("sasl.mechanism", "GSSAPI").strip().upper()
+    try:
+        options = login_options(props.get("sasl.jaas.config", ""))
+    except JaasConfigError as e:
+        raise CliError(f"Invalid sasl.jaas.config: {e}") from None
+    user, password = options.get("username", ""), options.get("password", "")
+    if mechanism == PLAIN:
+        return PlainClient(user, password)
+    if mechanism in MECHANISMS:
+        return ScramClient(mechanism, user, password)
+    raise CliError(f"sasl.mechanism {mechanism} is not supported (PLAIN, SCRAM-SHA-256/512)")
+
+
 class Connection:
-    def __init__(self, host: str, port: int, timeout: float = 10.0, client_id: str = "kafkapy-cli"):
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        timeout: float = 10.0,
+        client_id: str = "kafkapy-cli",
+        props: Mapping[str, str] | None = None,
+    ):
         self.host, self.port = host, port
+        props = props or {}
+        protocol = props.get("security.protocol", "PLAINTEXT").strip().upper()
         try:
             self.sock = socket.create_connection((host, port), timeout=timeout)
         except OSError as e:
             raise ConnectionError(f"cannot connect to {host}:{port}: {e.strerror or e}") from None
         self.client_id = client_id.encode()
         self._corr = 0
+        if protocol in ("SSL", "SASL_SSL"):
+            try:
+                context = client_context(props)
+                self.sock = context.wrap_socket(self.sock, server_hostname=host)
+            except TlsConfigError as e:
+                self.sock.close()
+                raise CliError(str(e)) from None
+            except (ssl.SSLError, OSError) as e:
+                self.sock.close()
+                raise ConnectionError(f"TLS with {host}:{port} failed: {e}") from None
+        if protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
+            self._authenticate(_sasl_client(props))
+
+    def _authenticate(self, client: SaslClient) -> None:
+        from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
+        from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
+
+        shake = self.request(SaslHandshakeRequest(mechanism=client.mechanism))
+        if shake.error_code != 0:
+            raise CliError(
+                f"SASL mechanism {client.mechanism} is not enabled on {self.host}:{self.port} "
+                f"(enabled: {', '.join(shake.mechanisms)})"
+            )
+        exchange = client_exchange(client)
+        token = next(exchange)
+        while True:
+            reply = self.request(SaslAuthenticateRequest(auth_bytes=token))
+            if reply.error_code != 0:
+                raise CliError(f"SASL authentication failed: {reply.error_message}")
+            try:
+                token = exchange.send(reply.auth_bytes)
+            except StopIteration:
+                return
+            except SaslAuthenticationError as e:
+                raise CliError(str(e)) from None
 
     def close(self) -> None:
         self.sock.close()
@@ -90,11 +162,15 @@ class Connection:
         return bytes(out)
 
 
-def connect_any(bootstrap: str, timeout: float = 10.0) -> Connection:
+def connect_any(
+    bootstrap: str, timeout: float = 10.0, props: Mapping[str, str] | None = None
+) -> Connection:
+    """A connection to the first broker of ``bootstrap`` that answers, secured as ``props``
+    (the tool's --command-config) asks."""
     errors = []
     for host, port in parse_bootstrap(bootstrap):
         try:
-            return Connection(host, port, timeout)
+            return Connection(host, port, timeout, props=props)
         except ConnectionError as e:
             errors.append(str(e))
     raise CliError(f"Cannot connect to the cluster at {bootstrap}: " + "; ".join(errors))

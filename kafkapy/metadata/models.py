@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 PLAINTEXT = "PLAINTEXT"
@@ -56,6 +57,20 @@ class BrokerInfo:
 
     def endpoint(self, listener_name: str) -> Endpoint | None:
         return next((e for e in self.endpoints if e.listener_name == listener_name), None)
+
+
+def listener_endpoints(
+    brokers: Mapping[int, BrokerInfo], listener_name: str
+) -> list[tuple[int, BrokerInfo, Endpoint]]:
+    """(id, registration, endpoint) of each broker with an endpoint on ``listener_name``, by id:
+    a client is told the addresses of the listener it connected to (Kafka leaves out brokers
+    that lack that listener)."""
+    out = []
+    for broker_id, info in sorted(brokers.items()):
+        endpoint = info.endpoint(listener_name)
+        if endpoint is not None:
+            out.append((broker_id, info, endpoint))
+    return out
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,15 @@ class FrameReader:
         self._frame: bytearray | None = None  # a large frame being received in place
         self._filled = 0  # bytes of ``_frame`` received so far
 
+    @property
+    def max_size(self) -> int:
+        """The largest frame accepted (checked as each frame's length prefix arrives)."""
+        return self._max_size
+
+    @max_size.setter
+    def max_size(self, value: int) -> None:
+        self._max_size = value
+
     def buffer(self) -> memoryview:
         """The writable buffer the next receive should fill."""
         if self._frame is not None:

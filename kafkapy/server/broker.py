@@ -22,16 +22,16 @@ import trio
 
 from kafkapy.metadata.cluster import ClusterMetadata
 from kafkapy.metadata.embedded import EmbeddedStore
+from kafkapy.metadata.models import Endpoint
 from kafkapy.server.config import BrokerConfig
 from kafkapy.storage.log_manager import LogManager
 
-from .acceptor import Acceptor, raise_open_file_limit
 from .config_listener import ConfigChangeListener
-from .connection import serve_connection
 from .connection_limit_configs import apply_connection_limits
 from .connection_quotas import ConnectionQuotas
 from .group_service import GroupService
 from .idle_expiry import IdleExpiry
+from .listeners import serve_listeners
 from .log_dir_failures import LogDirFailureHandler
 from .log_maintenance import run_log_maintenance
 from .memory_pool import memory_pool
@@ -39,6 +39,7 @@ from .notify import AppendNotifier
 from .producer_ids import ProducerIdAllocator
 from .registration import register_broker
 from .registry import load_all
+from .scram_cache import ScramCredentialCache
 from .topics import TopicRegistry
 from .txn_verification import AcceptAllVerifier, TxnVerifier
 
@@ -71,7 +72,9 @@ class Broker:
         self.groups: GroupService | None = None
         self.txn: TxnService | None = None
         self.replicas: Any = None  # ReplicaManager in ZooKeeper mode, None when embedded
-        self.bound_port: int | None = None
+        self.bound_port: int | None = None  # the first listener's
+        self.bound_ports: dict[str, int] = {}  # listener name -> bound port
+        self.scram_credentials = ScramCredentialCache()
         # dynamic broker configs (/config/brokers/<id> and /config/brokers/<default>)
         self.dynamic_configs: dict[str, str] = {}
         self.dynamic_default_configs: dict[str, str] = {}
@@ -106,6 +109,29 @@ class Broker:
     def advertised_port(self) -> int:
         return self.config.advertised_port
 
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        """Every advertised listener, as registered in /brokers/ids/N."""
+        return [
+            Endpoint(a.name, a.host, a.port, a.security_protocol)
+            for a in self.config.advertised_listeners
+        ]
+
+    def endpoint(self, listener_name: str) -> Endpoint | None:
+        """This broker's advertised endpoint on ``listener_name`` (None: no such listener)."""
+        return next((e for e in self.endpoints if e.listener_name == listener_name), None)
+
+    def register(self) -> None:
+        """Register this broker with all its endpoints (blocking store call)."""
+        assert self.cluster is not None
+        self.cluster.register_broker(
+            self.broker_id,
+            self.advertised_host,
+            self.advertised_port,
+            rack=self.config.broker_rack,
+            listeners=self.endpoints,
+        )
+
     def start(self) -> None:
         """Open storage and metadata (synchronous part of startup)."""
         for d in self.log_dirs:
@@ -120,6 +146,7 @@ class Broker:
         self.logs.startup(self.broker_id, self.cluster_id)
         self.log_dir_failures = LogDirFailureHandler(self)
         register_broker(self)  # waits out a killed predecessor's registration
+        self.scram_credentials.load(self.store)
         if not self.config.zookeeper_connect:
             # embedded: the lone broker is the controller
             self.controller_epoch = self.cluster.elect_controller(self.broker_id)
@@ -171,26 +198,8 @@ class Broker:
             self.store = None
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Accept connections until cancelled."""
-        host, port = self.config.listener_host, self.config.listener_port
-        fd_limit = raise_open_file_limit()
-        listeners = await trio.open_tcp_listeners(port, host=host or None)
-        self.bound_port = listeners[0].socket.getsockname()[1]
-        log.info(
-            "kafkapy started broker.id=%s listener=%s:%s advertised=%s:%s cluster.id=%s",
-            self.broker_id,
-            host,
-            self.bound_port,
-            self.advertised_host,
-            self.advertised_port,
-            self.cluster_id,
-        )
-        task_status.started(self.bound_port)
-
-        async def handler(stream: trio.SocketStream, _ip: str) -> None:
-            await serve_connection(self, stream)
-
-        await Acceptor(self.quotas, handler, fd_limit).run(listeners)
+        """Accept connections on every listener until cancelled (server/listeners.py)."""
+        await serve_listeners(self, task_status=task_status)
 
 
 async def _stop_when_requested(broker: Broker, scope: trio.CancelScope) -> None:

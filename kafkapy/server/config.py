@@ -22,6 +22,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from kafkapy.security.listener_security import (
+    InterBrokerSecurity,
+    ListenerSecurity,
+    SecurityConfigError,
+    inter_broker_listener,
+)
+from kafkapy.security.session import PLAINTEXT, SECURITY_PROTOCOLS
+
 log = logging.getLogger(__name__)
 
 INT_MAX = 2**31 - 1
@@ -29,8 +37,7 @@ INT_MIN = -(2**31)
 LONG_MAX = 2**63 - 1
 LONG_MIN = -(2**63)
 
-SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SUPPORTED_SECURITY_PROTOCOLS = ("PLAINTEXT",)
+SUPPORTED_SECURITY_PROTOCOLS = SECURITY_PROTOCOLS
 DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
 
 
@@ -398,6 +405,11 @@ _OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "queued.max.request.bytes": ("queued_max_request_bytes", _long_parser()),
     "reserved.broker.max.id": ("reserved_broker_max_id", _int_parser(0)),
     "broker.id.generation.enable": ("broker_id_generation_enable", _bool),
+    "connection.failed.authentication.delay.ms": (
+        "connection_failed_authentication_delay_ms",
+        _int_parser(0),
+    ),
+    "connections.max.reauth.ms": ("connections_max_reauth_ms", _long_parser(0)),
 }
 
 # Keys resolved by hand in from_properties.
@@ -408,6 +420,7 @@ _SPECIAL_KEYS = frozenset(
         "listeners",
         "advertised.listeners",
         "listener.security.protocol.map",
+        "security.inter.broker.protocol",
         "log.dirs",
         "log.dir",
         "log.roll.ms",
@@ -445,7 +458,7 @@ compression.gzip.level compression.lz4.level compression.zstd.level
 socket.listen.backlog.size socket.connection.setup.timeout.ms
 socket.connection.setup.timeout.max.ms max.connection.creation.rate
 max.incremental.fetch.session.cache.slots
-max.request.partition.size.limit connection.failed.authentication.delay.ms
+max.request.partition.size.limit
 metadata.max.age.ms num.replica.alter.log.dirs.threads
 replica.fetch.backoff.ms replica.selector.class replica.socket.receive.buffer.bytes
 leader.imbalance.check.interval.seconds leader.imbalance.per.broker.percentage
@@ -478,7 +491,7 @@ alter.log.dirs.replication.quota.window.num alter.log.dirs.replication.quota.win
 client.quota.callback.class kafka.metrics.polling.interval.secs kafka.metrics.reporters
 metric.reporters metrics.num.samples metrics.recording.level metrics.sample.window.ms
 authorizer.class.name super.users allow.everyone.if.no.acl.found principal.builder.class
-security.inter.broker.protocol security.providers remote.log.storage.system.enable
+security.providers remote.log.storage.system.enable
 remote.log.manager.thread.pool.size remote.log.metadata.manager.class.name
 remote.log.storage.manager.class.name config.providers create.topic.policy.class.name
 alter.config.policy.class.name password.encoder.secret password.encoder.old.secret
@@ -538,7 +551,18 @@ class BrokerConfig:
     broker_id: int = 0
     listeners: tuple[Listener, ...] = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
     advertised_listeners: tuple[Listener, ...] = (Listener("PLAINTEXT", "127.0.0.1", 9092),)
-    inter_broker_listener_name: str | None = None
+    inter_broker_listener_name: str | None = None  # as given
+    #: the listener brokers use to reach each other (inter.broker.listener.name, else the one
+    #: named by security.inter.broker.protocol)
+    inter_broker_listener: str = PLAINTEXT
+    #: each listener's security (TLS context, SASL mechanisms, users), by listener name
+    listener_security: Mapping[str, ListenerSecurity] = field(
+        default_factory=lambda: MappingProxyType(
+            {PLAINTEXT: ListenerSecurity(PLAINTEXT, PLAINTEXT)}
+        )
+    )
+    connection_failed_authentication_delay_ms: int = 100
+    connections_max_reauth_ms: int = 0
     log_dirs: tuple[str, ...] = ("./data/kafka-logs",)
     num_partitions: int = 1
     default_replication_factor: int = 1
@@ -662,6 +686,7 @@ class BrokerConfig:
                 kw[name] = parse(key, props[key])
         kw["broker_id"] = _broker_id(props)
         kw.update(_listeners(props))
+        kw.update(_security(props, kw["listeners"], kw["advertised_listeners"]))
         kw["log_dirs"] = _log_dirs(props)
         kw["log_roll_ms"] = _ms_with_units(
             props, ("log.roll.ms", 1, 1), None, ("log.roll.hours", 3600000, 1), 168
@@ -681,6 +706,8 @@ class BrokerConfig:
         kw["raw"] = MappingProxyType(dict(props))
         config = cls(**kw)
         config._check_consistency()
+        if config.zookeeper_connect:
+            config.inter_broker_security  # noqa: B018  (validates how brokers reach each other)
         return config
 
     def _check_consistency(self) -> None:
@@ -710,14 +737,6 @@ class BrokerConfig:
                 "group.min.session.timeout.ms",
                 self.group_min_session_timeout_ms,
                 "must not exceed group.max.session.timeout.ms",
-            )
-        if self.inter_broker_listener_name is not None and not any(
-            lst.name == self.inter_broker_listener_name.upper() for lst in self.listeners
-        ):
-            raise _invalid(
-                "inter.broker.listener.name",
-                self.inter_broker_listener_name,
-                "must be the name of one of the listeners",
             )
         self._check_connection_limits()
         if self.broker_id < 0 and not self.broker_id_generation_enable:
@@ -784,6 +803,20 @@ class BrokerConfig:
     @property
     def advertised_port(self) -> int:
         return self.advertised_listeners[0].port
+
+    @property
+    def inter_broker_security(self) -> InterBrokerSecurity:
+        """The client side of the inter-broker listener (TLS context, SASL credentials); built
+        on first use, which validates the settings (ZooKeeper mode does at startup)."""
+        cached = self.__dict__.get("_inter_broker_security")
+        if cached is None:
+            protocol = self.listener_security[self.inter_broker_listener].protocol
+            try:
+                cached = InterBrokerSecurity.build(self.raw, self.inter_broker_listener, protocol)
+            except SecurityConfigError as e:
+                raise ConfigError(str(e)) from None
+            object.__setattr__(self, "_inter_broker_security", cached)
+        return cached
 
     @property
     def log_dir_paths(self) -> list[Path]:
@@ -865,6 +898,21 @@ def _listeners(props: Mapping[str, str]) -> dict[str, Any]:
         host = a.host or socket.getfqdn()
         resolved.append(Listener(a.name, host, a.port, a.security_protocol))
     return {"listeners": listeners, "advertised_listeners": tuple(resolved)}
+
+
+def _security(
+    props: Mapping[str, str], listeners: tuple[Listener, ...], advertised: tuple[Listener, ...]
+) -> dict[str, Any]:
+    """The inter-broker listener and every listener's security (kafkapy.security)."""
+    try:
+        name = inter_broker_listener(props, [lst.name for lst in advertised])
+        security = {
+            lst.name: ListenerSecurity.build(props, lst.name, lst.security_protocol)
+            for lst in listeners
+        }
+    except SecurityConfigError as e:
+        raise ConfigError(str(e)) from None
+    return {"inter_broker_listener": name, "listener_security": MappingProxyType(security)}
 
 
 def _log_dirs(props: Mapping[str, str]) -> tuple[str, ...]:

@@ -13,8 +13,10 @@ in-memory configs:
   (segment.bytes, retention.ms, cleanup.policy, ... take effect at once, on leaders and followers);
 * ``brokers/<default>``: the cluster-wide dynamic defaults, on every broker; ``brokers/<id>``: that
   broker's dynamic configs, on that broker only; either reconfigures every open log;
+* ``users/<user>``: the user's SCRAM credentials replace those in the broker's credential cache
+  (server/scram_cache.py), so SASL/SCRAM logins on every broker use the new password at once;
 * ``users/..``, ``clients/..``, ``ips/..``: client quotas are stored and described, not enforced,
-  so there is nothing to apply.
+  so there is nothing else to apply.
 
 The first poll, at startup, takes every notification still present (as Kafka does): that closes
 the window between the configs read at startup and the watch. A new ZooKeeper session polls again.
@@ -32,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from kafkapy.metadata import znodes as zn
+from kafkapy.metadata.client_quotas import DEFAULT as DEFAULT_ENTITY
+from kafkapy.metadata.client_quotas import desanitize
 from kafkapy.metadata.config_notifications import ConfigChange, ConfigChangeFeed
 from kafkapy.metadata.errors import StoreError
 from kafkapy.metadata.store import WatchEvent
@@ -127,6 +131,9 @@ class ConfigChangeListener:
             taken = apply_broker_configs(b, name, change.configs, change.zxid)
             if taken and before != (b.dynamic_configs, b.dynamic_default_configs):
                 log.info("dynamic broker configs of %s are now %s", name, change.configs)
+        elif kind == "users" and "/" not in name and name != DEFAULT_ENTITY:
+            # the user's SCRAM credentials (its client quotas are stored, not enforced)
+            taken = self.broker.scram_credentials.update(desanitize(name), change.configs)
         elif kind in QUOTA_ENTITY_TYPES:
             log.debug("client quota change %s (stored, not enforced)", change.entity_path)
             taken = False

@@ -4,12 +4,13 @@ Requests on a connection are handled one after another, as Kafka does (it mutes 
 request is in flight), so responses always go out in request order even when the client pipelines
 requests; pipelined frames simply wait in the socket buffer and in the frame reader.
 
-Frames are received (``readv`` on the non-blocking socket, waiting for readability only when it
-runs dry) straight into their own bytearrays (protocol/framing.py FrameReader), which handlers may
-modify: Produce validates and stamps the received batch in place and appends it from there, so
-record bytes are copied once in user space (kernel to frame) on their way to the log. While a
-large frame is arriving, the receive low-water mark is raised to the bytes it still misses, so
-the connection wakes once per frame rather than once per few segments (server/rcvlowat.py).
+Frames are received through the connection's channel (server/channel.py: on plain TCP,
+``readv`` on the non-blocking socket straight into their own bytearrays, protocol/framing.py
+FrameReader), which handlers may modify: Produce validates and stamps the received batch in place
+and appends it from there, so record bytes are copied once in user space (kernel to frame) on
+their way to the log. On SASL listeners every frame passes the authentication stage first
+(server/sasl_authenticator.py); a failed authentication is answered and the connection closed
+after connection.failed.authentication.delay.ms.
 
 Limits (Kafka's, see server/acceptor.py for the connection counts): each frame's buffer is
 charged to the broker's request memory pool (queued.max.request.bytes, server/memory_pool.py)
@@ -39,7 +40,6 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -59,17 +59,19 @@ from kafkapy.protocol.headers import (
 from kafkapy.protocol.request_guard import Guard, UnknownTaggedField, guard_for
 from kafkapy.protocol.tagged_fields import strip_unknown_tags
 from kafkapy.protocol.wire import INT32, DecodeError
-from kafkapy.storage.log import FileRegion
+from kafkapy.security.principal import KafkaPrincipal
+from kafkapy.security.session import Session
 
+from .channel import WAIT_FOR_MEMORY
 from .error_response import UNKNOWN_SERVER_ERROR_MESSAGE, RequestError, error_response
 from .idle_expiry import Activity
-from .rcvlowat import LowWater
 from .registry import REGISTRY
 from .responses import NO_RESPONSE, RawResponse, encode_entity, response_module
-from .sendfile import send_region
 
 if TYPE_CHECKING:
     from .broker import Broker
+    from .channel import Channel
+    from .sasl_authenticator import Authenticator
 
 log = logging.getLogger("kafkapy.connection")
 
@@ -81,6 +83,24 @@ class CloseConnection(Exception):
     """The request cannot be answered; Kafka closes the connection in this case."""
 
 
+class AuthenticationFailed(Exception):
+    """Authentication failed: ``response`` (if any) is sent, and the connection is closed after
+    connection.failed.authentication.delay.ms."""
+
+    def __init__(self, reason: str, response: list[bytes] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.response = response
+
+
+class _Pass:
+    def __repr__(self) -> str:
+        return "PASS"
+
+
+PASS: Any = _Pass()  # the authentication stage lets the frame through to dispatch
+
+
 @dataclass(slots=True)
 class RequestContext:
     broker: Broker
@@ -88,10 +108,16 @@ class RequestContext:
     frame: bytes | bytearray  # the whole request (header and body); handlers may modify it
     peer: str
     connection_id: int
+    session: Session  # principal, listener, security protocol, client address
 
     @property
     def version(self) -> int:
         return self.header.api_version
+
+    @property
+    def principal(self) -> KafkaPrincipal:
+        """Who the connection authenticated as (``User:ANONYMOUS`` without authentication)."""
+        return self.session.principal
 
     @property
     def R(self) -> ModuleType:  # noqa: N802  (the response entities of this request's version)
@@ -146,7 +172,9 @@ def decode_body(header: RequestHeader, frame: bytes | bytearray) -> Any:
     return request
 
 
-async def handle_frame(broker: Broker, frame: bytes | bytearray, peer: str, conn_id: int) -> Any:
+async def handle_frame(
+    broker: Broker, frame: bytes | bytearray, peer: str, conn_id: int, session: Session
+) -> Any:
     """Dispatch one request frame; return the encoded response parts or NO_RESPONSE."""
     try:
         header = parse_request_header(frame)
@@ -164,7 +192,7 @@ async def handle_frame(broker: Broker, frame: bytes | bytearray, peer: str, conn
             f"unsupported version {header.api_version} of {reg.range.name} "
             f"(served {reg.range.accept_min}-{reg.range.max_version})"
         )
-    ctx = RequestContext(broker, header, frame, peer, conn_id)
+    ctx = RequestContext(broker, header, frame, peer, conn_id, session)
     request = None if reg.raw else decode_body(header, frame)
     try:
         if FAILING_APIS and ({reg.range.name, "*"} & FAILING_APIS):
@@ -229,59 +257,18 @@ def _error_body(
     raise CloseConnection(f"{api} request failed and has no response")
 
 
-async def _send_bytes(
-    sock: trio.socket.SocketType, data: bytes | bytearray, touch: Callable[[], None] | None
-) -> None:
-    """Send all of ``data``, marking the connection active after every part the kernel took."""
-    with memoryview(data) as view:
-        total = 0
-        while total < len(view):
-            with view[total:] as rest:
-                total += await sock.send(rest)
-            if touch is not None:
-                touch()
-
-
-async def send_parts(
-    stream: trio.SocketStream,
-    parts: list[bytes | FileRegion],
-    touch: Callable[[], None] | None = None,
-) -> None:
-    """Write one response: size prefix, then its parts (file regions with sendfile).
-
-    File regions carry descriptors owned by the response; they are closed here once sent, or
-    when sending fails. ``touch`` is called whenever bytes went out (idle expiry).
-    """
-    size = sum(p.length if isinstance(p, FileRegion) else len(p) for p in parts)
-    pending = bytearray(INT32.pack(size))
-    sock = stream.socket
-    try:
-        for part in parts:
-            if isinstance(part, FileRegion):
-                if pending:
-                    await _send_bytes(sock, pending, touch)
-                    pending = bytearray()
-                await send_region(sock, part, touch)
-            else:
-                pending += part
-        if pending:
-            await _send_bytes(sock, pending, touch)
-    finally:
-        for part in parts:
-            if isinstance(part, FileRegion):
-                os.close(part.fileno)
-
-
 async def _serve_frames(
     broker: Broker,
-    stream: trio.SocketStream,
+    channel: Channel,
     frames: list[bytearray],
     peer: str,
     conn_id: int,
+    session: Session,
+    auth: Authenticator | None,
     activity: Activity,
 ) -> bool:
     """Handle received frames in order (emptying ``frames``), answering each; True if any
-    response was sent.
+    response was sent. On SASL listeners each frame goes to the authentication stage first.
 
     Each frame's charge to the request memory pool is credited once it has been handled (or
     earlier by its handler), before its response is sent: a client that does not read its
@@ -293,36 +280,41 @@ async def _serve_frames(
         frame = frames.pop()  # taken out of the list: nothing keeps it once handled
         activity.busy = True
         try:
-            parts = await handle_frame(broker, frame, peer, conn_id)
+            parts = PASS if auth is None else await auth.on_frame(frame)
+            if parts is PASS:
+                parts = await handle_frame(broker, frame, peer, conn_id, session)
         finally:
             activity.busy = False
             pool.release(frame)
             del frame  # not alive while the response goes out (the pool has credited it)
         activity.touch()
         if parts is not NO_RESPONSE:
-            await send_parts(stream, parts, activity.touch)
+            await channel.send(parts, activity.touch)
             answered = True
     return answered
 
 
-async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
+async def serve_connection(
+    broker: Broker, channel: Channel, session: Session, auth: Authenticator | None = None
+) -> None:
     """Serve one accepted connection until the peer closes it, sends something unacceptable,
-    or stays idle longer than connections.max.idle.ms."""
+    or stays idle longer than connections.max.idle.ms.
+
+    ``channel`` is the transport (plain or TLS, server/channel.py); ``session`` what the
+    connection is known as (listener, principal, client address); ``auth``, on SASL listeners,
+    the authentication stage (server/sasl_authenticator.py): it sees every frame first, answers
+    the SASL exchange itself and lets through only what the connection's state allows.
+    """
     conn_id = next(_conn_ids)
-    try:
-        host, port = stream.socket.getpeername()[:2]
-        peer = f"{host}:{port}"
-    except OSError:
-        peer = "?"
+    peer = session.peer
     pool = broker.request_memory
     reader = FrameReader(
         broker.config.socket_request_max_bytes,
         STAGE_SIZE,
         pool.try_charge if pool.bounded else None,
     )
-    sock = stream.socket
-    fd = sock.fileno()
-    lowat = LowWater(sock)
+    if auth is not None:
+        reader.max_size = auth.max_receive  # unauthenticated peers get the small SASL limit
     frames: list[bytearray] = []
     broker.connections.add(conn_id)
     with trio.CancelScope() as scope:
@@ -333,25 +325,32 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
                     await pool.wait_for_memory()
                     frames = reader.resume()
                 else:
-                    # receive without blocking while bytes are there; when the socket runs dry,
-                    # drop the staging buffer and wait (idle connections hold no receive buffer)
-                    try:
-                        n = os.readv(fd, (reader.buffer(),))
-                    except BlockingIOError:
-                        reader.release()
-                        if not reader.waiting_for_memory:
-                            lowat.wait_for(reader.missing)  # a large frame: wake when all there
-                            await trio.lowlevel.wait_readable(sock)
+                    n = await channel.receive(reader)
+                    if n == WAIT_FOR_MEMORY:
                         continue
                     if not n:
                         return
                     activity.touch()
                     frames = reader.received(n)
                 pool.lease_all(frames)
-                answered = await _serve_frames(broker, stream, frames, peer, conn_id, activity)
+                answered = await _serve_frames(
+                    broker, channel, frames, peer, conn_id, session, auth, activity
+                )
                 frames = []  # an idle connection must not keep its last request alive
+                if auth is not None:
+                    reader.max_size = auth.max_receive
                 if not answered:  # no await has yielded (partial frame, acks=0): let others run
                     await trio.lowlevel.checkpoint()
+        except AuthenticationFailed as e:
+            log.info(
+                "failed authentication peer=%s listener=%s reason=%r",
+                peer,
+                session.listener_name,
+                e.reason,
+            )
+            if e.response is not None:
+                await channel.send(e.response)
+            await trio.sleep(broker.config.connection_failed_authentication_delay_ms / 1000)
         except FrameError as e:
             log.warning("closing connection peer=%s reason=%r", peer, str(e))
         except CloseConnection as e:
@@ -366,4 +365,4 @@ async def serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
             pool.release_all(frames)
             pool.credit(reader.charged)
             with trio.CancelScope(shield=True):
-                await stream.aclose()
+                await channel.aclose()

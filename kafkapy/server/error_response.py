@@ -40,6 +40,7 @@ UNKNOWN_SERVER_ERROR_MESSAGE = (
 )
 
 PRODUCE_KEY = 0
+ALTER_USER_SCRAM_CREDENTIALS_KEY = 51
 
 # Response arrays filled from a request array of another name, per API key; None: left empty.
 _SOURCES: dict[int, dict[str, str | None]] = {
@@ -58,6 +59,7 @@ _SOURCES: dict[int, dict[str, str | None]] = {
     44: {"responses": "resources"},  # IncrementalAlterConfigs
     45: {"responses": "topics"},  # AlterPartitionReassignments
     46: {"partitions": "partition_indexes"},  # ListPartitionReassignments
+    50: {"results": "users"},  # DescribeUserScramCredentials (results without the user name)
     61: {"partitions": "partition_indexes"},  # DescribeProducers
     69: {"groups": "group_ids"},  # ConsumerGroupDescribe
 }
@@ -235,4 +237,21 @@ def error_response(
     if api_key == PRODUCE_KEY and request.acks == 0:
         return None
     cls = load_response_schema(api_key, version)
+    if api_key == ALTER_USER_SCRAM_CREDENTIALS_KEY:
+        return _alter_user_scram_credentials(cls, request, error, message)
     return _Builder(api_key, error, message).entity(cls, request, top=True)
+
+
+def _alter_user_scram_credentials(cls: type, request: Any, error: ErrorCode, message: Any) -> Any:
+    """One result per user the deletions and upsertions name, once each, sorted (as Kafka's
+    AlterUserScramCredentialsRequest.getErrorResponse); version 0 is the only one."""
+    from kio.schema.alter_user_scram_credentials.v0.response import (
+        AlterUserScramCredentialsResult,
+    )
+
+    users = sorted({x.name for x in (*request.deletions, *request.upsertions)})
+    results = tuple(
+        AlterUserScramCredentialsResult(user=u, error_code=error, error_message=message)
+        for u in users
+    )
+    return cls(throttle_time=datetime.timedelta(0), results=results)

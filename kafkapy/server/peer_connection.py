@@ -2,6 +2,12 @@
 one request at a time, request header v1/v2 and response header v0/v1 chosen by the API
 version's flexibility.
 
+:meth:`PeerConnection.open` connects to a peer's endpoint on the inter-broker listener as that
+listener requires: TLS with the listener's client context (trust store, key store for mutual
+TLS, host name check per ssl.endpoint.identification.algorithm), then SASL (SaslHandshake v1 and
+SaslAuthenticate v2 with sasl.mechanism.inter.broker.protocol and the broker's own credentials
+from the listener's JAAS config). A refused authentication raises PeerAuthenticationError.
+
 ``request`` takes and returns kio entities (OffsetForLeaderEpoch, ListOffsets; the response is
 checked by protocol/request_guard.py first, as requests are); ``request_raw``
 sends a body encoded by the caller and returns the response frame as a memoryview, received
@@ -12,39 +18,106 @@ from __future__ import annotations
 
 import io
 import os
+import ssl
 import struct
 from typing import Any
 
 import trio
 from kio.index import load_response_schema
+from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
+from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
 from kio.serial import entity_reader, entity_writer
 
+from kafkapy.protocol.errors import ErrorCode, error_name
 from kafkapy.protocol.headers import is_flexible
 from kafkapy.protocol.request_guard import guard_for
 from kafkapy.protocol.wire import skip_tagged_fields
+from kafkapy.security.listener_security import InterBrokerSecurity
+from kafkapy.security.plain import PlainClient
+from kafkapy.security.sasl import PLAIN, SaslAuthenticationError, SaslClient, client_exchange
+from kafkapy.security.scram import ScramClient
 
 from .rcvlowat import LowWater
+from .tls_transport import TlsTransport
 
-__all__ = ["PeerConnection"]
+__all__ = ["PeerAuthenticationError", "PeerConnection"]
 
 MAX_KEPT = 4 << 20  # a larger receive buffer is not kept between requests
+
+
+class PeerAuthenticationError(ConnectionError):
+    """The peer refused this broker's TLS handshake or SASL authentication."""
+
+
+def sasl_client(security: InterBrokerSecurity) -> SaslClient:
+    assert security.mechanism is not None
+    if security.mechanism == PLAIN:
+        return PlainClient(security.username, security.password)
+    return ScramClient(security.mechanism, security.username, security.password)
 
 
 class PeerConnection:
     """A minimal async Kafka client connection to another broker."""
 
-    def __init__(self, stream: trio.SocketStream, client_id: str) -> None:
+    def __init__(self, stream: trio.SocketStream | TlsTransport, client_id: str) -> None:
         self.stream = stream
+        self.tls = isinstance(stream, TlsTransport)
         self.client_id = client_id.encode()
         self._corr = 0
         self._size = bytearray(4)
         self._frame = bytearray(0)  # reused receive buffer (see _receive_frame)
+        self._socket = stream.socket
         self._lowat = LowWater(stream.socket)
 
     @classmethod
-    async def open(cls, host: str, port: int, client_id: str) -> PeerConnection:
-        stream = await trio.open_tcp_stream(host, port)
-        return cls(stream, client_id)
+    async def open(
+        cls, host: str, port: int, client_id: str, security: InterBrokerSecurity | None = None
+    ) -> PeerConnection:
+        tcp = await trio.open_tcp_stream(host, port)
+        if security is None or security.ssl_context is None:
+            conn = cls(tcp, client_id)
+        else:
+            tls = TlsTransport(tcp.socket, security.ssl_context, server_side=False,
+                               server_hostname=host)
+            try:
+                await tls.handshake()
+            except ssl.SSLError as e:
+                with trio.CancelScope(shield=True):
+                    await tls.aclose()
+                raise PeerAuthenticationError(f"TLS handshake failed: {e}") from None
+            conn = cls(tls, client_id)
+        if security is not None and security.mechanism is not None:
+            try:
+                await conn.authenticate(sasl_client(security))
+            except BaseException:
+                with trio.CancelScope(shield=True):
+                    await conn.aclose()
+                raise
+        return conn
+
+    async def authenticate(self, client: SaslClient) -> None:
+        """SASL on this connection: SaslHandshake v1, then SaslAuthenticate v2 rounds."""
+        shake = await self.request(SaslHandshakeRequest(mechanism=client.mechanism))
+        if shake.error_code != ErrorCode.none:
+            raise PeerAuthenticationError(
+                f"SASL handshake for {client.mechanism} refused: {error_name(shake.error_code)} "
+                f"(enabled: {', '.join(shake.mechanisms)})"
+            )
+        exchange = client_exchange(client)
+        token = next(exchange)
+        while True:
+            reply = await self.request(SaslAuthenticateRequest(auth_bytes=token))
+            if reply.error_code != ErrorCode.none:
+                raise PeerAuthenticationError(
+                    f"SASL authentication refused: {error_name(reply.error_code)}: "
+                    f"{reply.error_message}"
+                )
+            try:
+                token = exchange.send(reply.auth_bytes)
+            except StopIteration:
+                return
+            except SaslAuthenticationError as e:
+                raise PeerAuthenticationError(str(e)) from None
 
     async def request(self, entity: Any) -> Any:
         """Send a kio request entity; return the decoded response entity."""
@@ -94,7 +167,10 @@ class PeerConnection:
         """Fill ``view`` from the socket. With ``whole``, once the socket runs dry the wait is
         for the rest of the frame (kafkapy.server.rcvlowat): a large Fetch response then costs
         one wake-up, not one per few segments."""
-        sock = self.stream.socket
+        if self.tls:
+            await self._receive_tls(view)
+            return
+        sock = self._socket
         fd = sock.fileno()
         got, n = 0, len(view)
         try:
@@ -111,6 +187,15 @@ class PeerConnection:
                 got += k
         finally:
             self._lowat.reset()
+
+    async def _receive_tls(self, view: memoryview) -> None:
+        assert isinstance(self.stream, TlsTransport)
+        got, n = 0, len(view)
+        while got < n:
+            k = await self.stream.receive_into(view[got:])
+            if not k:
+                raise ConnectionError("connection closed by the leader")
+            got += k
 
     async def aclose(self) -> None:
         await self.stream.aclose()

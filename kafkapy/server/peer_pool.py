@@ -1,6 +1,7 @@
 """Request/response calls from this broker to another one, over one lazily opened connection
 per destination (the transaction coordinator's WriteTxnMarkers, the partition leaders'
-AddPartitionsToTxn verification).
+AddPartitionsToTxn verification), on the inter-broker listener with its security (TLS, SASL), as
+the replica fetchers connect.
 
 Calls to the same broker take turns on its connection (``PeerConnection`` carries one request
 at a time). A call that fails or times out closes that connection, so the next call opens a
@@ -28,13 +29,15 @@ class PeerUnavailable(Exception):
 
 
 def broker_address(broker: Broker, broker_id: int) -> tuple[str, int] | None:
-    """A live broker's advertised (host, port), or None when it is not registered."""
+    """A live broker's (host, port) on the inter-broker listener, or None when it is not
+    registered (or has no such listener)."""
     if broker_id == broker.broker_id:
         return broker.advertised_host, broker.advertised_port
     replicas = broker.replicas
     live = replicas.live if replicas is not None else broker.cluster.list_brokers()
     info = live.get(broker_id)
-    return None if info is None else (info.host, info.port)
+    endpoint = info.endpoint(broker.config.inter_broker_listener) if info is not None else None
+    return None if endpoint is None else (endpoint.host, endpoint.port)
 
 
 class PeerPool:
@@ -55,7 +58,12 @@ class PeerPool:
                         addr = broker_address(self.broker, broker_id)
                         if addr is None:
                             raise PeerUnavailable(f"broker {broker_id} is not registered")
-                        conn = await PeerConnection.open(addr[0], addr[1], self.client_id)
+                        conn = await PeerConnection.open(
+                            addr[0],
+                            addr[1],
+                            self.client_id,
+                            self.broker.config.inter_broker_security,
+                        )
                         self._conns[broker_id] = conn
                     return await conn.request(entity)
             except PeerUnavailable:

@@ -36,10 +36,7 @@ def register_broker(broker: Any) -> None:
     cluster, config = broker.cluster, broker.config
 
     def attempt() -> None:
-        cluster.register_broker(
-            broker.broker_id, broker.advertised_host, broker.advertised_port,
-            rack=config.broker_rack,
-        )  # fmt: skip
+        broker.register()  # every advertised listener's endpoint
 
     try:
         attempt()

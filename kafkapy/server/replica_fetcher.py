@@ -50,7 +50,7 @@ from kafkapy.replication.truncation import (
 from kafkapy.storage.errors import StorageError
 
 from .log_flusher import flush_if_due
-from .peer_connection import PeerConnection
+from .peer_connection import PeerAuthenticationError, PeerConnection
 
 if TYPE_CHECKING:
     from .replica_manager import ReplicaManager
@@ -91,7 +91,9 @@ class LeaderFetcher:
                     await self.changed.wait()
                     continue
                 info = self.manager.live.get(self.leader_id)
-                if info is None:
+                config = self.manager.broker.config
+                endpoint = info.endpoint(config.inter_broker_listener) if info else None
+                if endpoint is None:
                     self.changed = trio.Event()
                     with trio.move_on_after(RETRY_BACKOFF):
                         await self.changed.wait()
@@ -100,9 +102,14 @@ class LeaderFetcher:
                 try:
                     with trio.fail_after(10):
                         conn = await PeerConnection.open(
-                            info.host, info.port, f"replica-fetcher-{self.manager.me}"
+                            endpoint.host,
+                            endpoint.port,
+                            f"replica-fetcher-{self.manager.me}",
+                            config.inter_broker_security,
                         )
                     await self._fetch_loop(conn)
+                except PeerAuthenticationError as e:
+                    log.warning("fetcher from broker %d cannot authenticate: %s", self.leader_id, e)
                 except (
                     OSError,
                     ConnectionError,

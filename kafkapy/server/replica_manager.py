@@ -241,9 +241,7 @@ class ReplicaManager:
         if new_session and not self.shutting_down:
             b = self.broker
             try:
-                b.cluster.register_broker(
-                    self.me, b.advertised_host, b.advertised_port, rack=b.config.broker_rack
-                )
+                b.register()
                 log.info("broker %d registered again after a session expiry", self.me)
             except Exception as e:
                 log.error("re-registering broker %d failed: %s", self.me, e)

@@ -1,12 +1,14 @@
 """DescribeCluster (key 60), versions 0-2.
 
 The cluster id, the controller (this broker in embedded mode) and the registered brokers with
-their advertised endpoints (endpoint type 1, brokers; type 2, controllers, is refused with
-UNSUPPORTED_ENDPOINT_TYPE as a broker does). No broker is ever fenced here.
+their advertised endpoints on the listener the client connected to (endpoint type 1, brokers;
+type 2, controllers, is refused with UNSUPPORTED_ENDPOINT_TYPE as a broker does). No broker is
+ever fenced here.
 """
 
 from __future__ import annotations
 
+from kafkapy.metadata.models import listener_endpoints
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
@@ -36,12 +38,12 @@ async def handle(ctx, request):
         build(
             R.DescribeClusterBroker,
             broker_id=b,
-            host=i.host,
-            port=i.port,
+            host=e.host,
+            port=e.port,
             rack=i.rack,
             is_fenced=False,
         )
-        for b, i in sorted(broker.cluster.list_brokers().items())
+        for b, i, e in listener_endpoints(broker.cluster.list_brokers(), ctx.session.listener_name)
     )
     controller = broker.cluster.controller_id()
     return build(

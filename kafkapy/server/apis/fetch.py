@@ -174,7 +174,7 @@ def _own_regions(results):
 
     A segment may be deleted (DeleteRecords, topic deletion) while the response is still being
     written; a duplicated descriptor keeps the file readable until the send is done, and the
-    connection closes it afterwards (see connection.send_parts).
+    connection closes it afterwards (see channel.py, the connection's send).
     """
     for t in results:
         for p in t.partitions:

@@ -34,18 +34,15 @@ def _lookup(ctx, key: str, key_type: int) -> tuple[int, str | None, int, str, in
     state = info.states.get(partition) if info else None
     if state is None or state.leader < 0:
         return ErrorCode.coordinator_not_available, None, -1, "", -1
+    listener = ctx.session.listener_name  # answer with the endpoint of the client's listener
     if state.leader == broker.broker_id:
-        return (
-            ErrorCode.none,
-            None,
-            broker.broker_id,
-            broker.advertised_host,
-            broker.advertised_port,
-        )
-    other = broker.cluster.list_brokers().get(state.leader)
-    if other is None:
+        endpoint = broker.endpoint(listener)
+    else:
+        other = broker.cluster.list_brokers().get(state.leader)
+        endpoint = other.endpoint(listener) if other is not None else None
+    if endpoint is None:
         return ErrorCode.coordinator_not_available, None, -1, "", -1
-    return ErrorCode.none, None, state.leader, other.host, other.port
+    return ErrorCode.none, None, state.leader, endpoint.host, endpoint.port
 
 
 @api("FindCoordinator")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import uuid
 
+from kafkapy.metadata.models import listener_endpoints
 from kafkapy.metadata.names import validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
 
@@ -116,8 +117,8 @@ async def handle(ctx, request):
             else:
                 entries.append(error_entry(ctx, name, ErrorCode.unknown_topic_or_partition))
     brokers = tuple(
-        build(R.MetadataResponseBroker, node_id=b, host=info.host, port=info.port, rack=info.rack)
-        for b, info in sorted(live.items())
+        build(R.MetadataResponseBroker, node_id=b, host=e.host, port=e.port, rack=info.rack)
+        for b, info, e in listener_endpoints(live, ctx.session.listener_name)
     )
     controller = broker.cluster.controller_id()
     return build(

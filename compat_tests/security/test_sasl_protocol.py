@@ -1,0 +1,201 @@
+"""SASL at the protocol level, with a raw client: what a connection may send before it
+authenticates (ApiVersions and SaslHandshake only), SaslHandshake v0 (raw tokens) and v1
+(SaslAuthenticate), ILLEGAL_SASL_STATE, UNSUPPORTED_SASL_MECHANISM with the listener's mechanisms,
+the failed-authentication delay, and re-authentication and session expiry (KIP-368).
+The broker: conftest.py (start_sasl_broker in helpers.py) (SASL_PLAINTEXT and SASL_SSL)."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import struct
+import time
+
+from kio.schema.api_versions.v3.request import ApiVersionsRequest
+from kio.schema.metadata.v12.request import MetadataRequest
+from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
+from kio.schema.sasl_handshake.v0.request import SaslHandshakeRequest as SaslHandshakeV0
+from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
+
+from compat_tests.rawclient import RawClient, encode_request
+from compat_tests.security.helpers import (
+    FAILED_AUTH_DELAY_MS,
+    REAUTH_MS,
+    sasl_conf,
+)
+from kafkapy.security.sasl import client_exchange
+from kafkapy.security.scram import ScramClient
+
+
+def test_requests_before_authentication_get_nothing(broker) -> None:
+    for first in (
+        MetadataRequest(
+            topics=None, allow_auto_topic_creation=True, include_topic_authorized_operations=False
+        ),
+    ):
+        with RawClient(broker.bootstrap) as raw:  # no handshake at all
+            raw.send_frame(encode_request(first))
+            assert raw.is_closed_by_peer(5)
+    with RawClient(broker.bootstrap) as raw:  # ApiVersions is allowed, and advertises SASL
+        versions = raw.request(
+            ApiVersionsRequest(client_software_name="raw", client_software_version="1")
+        )
+        assert {17, 36} <= {k.api_key for k in versions.api_keys}
+        raw.send_frame(encode_request(first))  # but nothing else before authentication
+        assert raw.is_closed_by_peer(5)
+    with RawClient(broker.bootstrap) as raw:  # bytes that are not a request
+        raw.send_frame(b"\x00\x01garbage")
+        assert raw.is_closed_by_peer(5)
+
+
+def _authenticate_v1(raw: RawClient, client) -> int:
+    """SASL through SaslHandshake v1 and SaslAuthenticate v2; the session lifetime in ms."""
+    assert raw.request(SaslHandshakeRequest(mechanism=client.mechanism)).error_code == 0
+    exchange = client_exchange(client)
+    token = next(exchange)
+    while True:
+        reply = raw.request(SaslAuthenticateRequest(auth_bytes=token))
+        assert reply.error_code == 0, reply.error_message
+        try:
+            token = exchange.send(reply.auth_bytes)
+        except StopIteration:
+            return int(reply.session_lifetime.total_seconds() * 1000)
+
+
+def _metadata(raw: RawClient):
+    return raw.request(
+        MetadataRequest(
+            topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False
+        )
+    )
+
+
+def test_raw_plain_v0_and_v1_exchanges(broker) -> None:
+    from kafkapy.security.plain import PlainClient
+
+    with RawClient(broker.bootstrap) as raw:  # v1: SaslAuthenticate requests
+        assert _authenticate_v1(raw, PlainClient("bob", "bob-secret")) == 0
+        assert len(_metadata(raw).brokers) == 1
+        # after authentication, SASL requests are answered ILLEGAL_SASL_STATE (34)
+        assert raw.request(SaslHandshakeRequest(mechanism="PLAIN")).error_code == 34
+        again = raw.request(SaslAuthenticateRequest(auth_bytes=b"\0bob\0bob-secret"))
+        assert again.error_code == 34
+    with RawClient(broker.bootstrap) as raw:  # v0: raw size-prefixed tokens
+        assert raw.request(SaslHandshakeV0(mechanism="PLAIN")).error_code == 0
+        raw.send_frame(b"\0bob\0bob-secret")
+        assert raw.recv_frame() == b""
+        assert len(_metadata(raw).brokers) == 1
+
+
+def test_other_requests_during_the_exchange_get_illegal_sasl_state(broker) -> None:
+    """Where a SaslAuthenticate is due, another request gets its own error response with
+    ILLEGAL_SASL_STATE (34), as Kafka answers, and the connection is closed."""
+    import uuid
+
+    from kio.schema.metadata.v12.request import MetadataRequestTopic
+
+    with RawClient(broker.bootstrap) as raw:
+        assert raw.request(SaslHandshakeRequest(mechanism="PLAIN")).error_code == 0
+        reply = raw.request(
+            MetadataRequest(
+                topics=(MetadataRequestTopic(name="secret", topic_id=uuid.UUID(int=0)),),
+                allow_auto_topic_creation=False,
+                include_topic_authorized_operations=False,
+            )
+        )
+        assert [(t.name, t.error_code) for t in reply.topics] == [("secret", 34)]
+        assert reply.brokers == ()
+        assert raw.is_closed_by_peer(5)
+
+
+def test_failed_authentication_is_answered_then_closed_after_the_delay(broker) -> None:
+    with RawClient(broker.bootstrap) as raw:
+        assert raw.request(SaslHandshakeRequest(mechanism="PLAIN")).error_code == 0
+        reply = raw.request(SaslAuthenticateRequest(auth_bytes=b"\0bob\0nope"))
+        answered = time.monotonic()
+        assert reply.error_code == 58  # SASL_AUTHENTICATION_FAILED
+        assert reply.error_message == "Authentication failed: Invalid username or password"
+        assert raw.is_closed_by_peer(10)
+        assert time.monotonic() - answered >= FAILED_AUTH_DELAY_MS / 1000 * 0.9
+
+
+def test_reauthentication_and_session_expiry(broker, carol) -> None:
+    from confluent_kafka import Producer
+
+    def scram() -> ScramClient:
+        return ScramClient("SCRAM-SHA-512", *carol)
+
+    expired, renewed = RawClient(broker.bootstrap), RawClient(broker.bootstrap)
+    with expired, renewed:
+        assert _authenticate_v1(expired, scram()) == REAUTH_MS
+        assert _authenticate_v1(renewed, scram()) == REAUTH_MS
+        time.sleep(1.2)
+        assert _authenticate_v1(renewed, scram()) == REAUTH_MS  # KIP-368: same connection
+        time.sleep(1.0)  # the first sessions are now over
+        assert len(_metadata(renewed).brokers) == 1
+        expired.send_frame(
+            encode_request(
+                MetadataRequest(
+                    topics=None,
+                    allow_auto_topic_creation=False,
+                    include_topic_authorized_operations=False,
+                )
+            )
+        )
+        assert expired.is_closed_by_peer(5)
+    # librdkafka re-authenticates by itself: a producer outliving two sessions sees no error
+    errors: list[str] = []
+    producer = Producer(
+        {
+            **sasl_conf(broker.bootstrap, "SCRAM-SHA-512", *carol),
+            "error_cb": lambda e: errors.append(e.str()),
+        }
+    )
+    deadline = time.monotonic() + 2.5 * REAUTH_MS / 1000
+    sent = 0
+    while time.monotonic() < deadline:
+        producer.produce("reauth", b"x")
+        sent += 1
+        producer.poll(0.2)
+    assert producer.flush(15) == 0
+    assert errors == [] and sent > 10
+    # and its connections were never cut for an expired session (only the raw one above was)
+    assert broker.log_text().count("SASL session expired") == 1
+
+
+def _tls_raw(bootstrap: str, cafile: str) -> RawClient:
+    raw = RawClient(bootstrap)
+    ctx = ssl.create_default_context(cafile=cafile)
+    raw.sock = ctx.wrap_socket(raw.sock, server_hostname="127.0.0.1")
+    return raw
+
+
+def test_plaintext_bytes_on_a_tls_listener_get_no_kafka_answer(broker) -> None:
+    """The SASL_SSL listener refuses plain bytes: a plaintext client gets no Kafka answer."""
+    host, port = broker.ssl_bootstrap.split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as s:
+        s.sendall(struct.pack(">i", 10) + b"\x00\x12\x00\x00\x00\x00\x00\x01\x00\x00")
+        s.settimeout(5)
+        try:
+            data = s.recv(64)
+        except ConnectionResetError:
+            data = b""
+        assert not data.startswith(b"\x00\x00")  # nothing that looks like a Kafka response
+
+
+def test_unsupported_mechanism_lists_the_listeners_mechanisms(broker, pki) -> None:
+    """SaslHandshake for a mechanism the listener does not enable: UNSUPPORTED_SASL_MECHANISM
+    (33) with the mechanisms it does, then the connection is closed."""
+    with _tls_raw(broker.ssl_bootstrap, pki.ca) as raw:
+        reply = raw.request(SaslHandshakeRequest(mechanism="PLAIN"))
+        assert reply.error_code == 33
+        assert list(reply.mechanisms) == ["SCRAM-SHA-512"]
+        assert raw.is_closed_by_peer(5)
+
+
+def test_frames_before_authentication_are_limited(broker) -> None:
+    """Before authentication a frame may not exceed sasl.server.max.receive.size (512 KiB):
+    a client announcing 1 MiB is disconnected at once, before the broker allocates it."""
+    with RawClient(broker.bootstrap) as raw:
+        raw.sock.sendall(struct.pack(">i", 1 << 20) + b"\x00" * 64)
+        assert raw.is_closed_by_peer(5)

@@ -1,0 +1,463 @@
+"""librdkafka's own regression suite against kafkapy: run it and report.
+
+The suite is built from the source of the librdkafka the environment links (librdkafka_build.py).
+Each test runs in its own `test-runner` process (quick mode, `-Q`; no socket emulation, `-E`; no
+broker-less tests, `-L`), a few at a time, because test-runner SIGKILLs itself when one test
+times out. Tests that create topics with replication factor 3 run against a 3-broker ZooKeeper
+cluster, the others against one broker, each configured as librdkafka's own test clusters
+(trivup) are for the test's scenario: auto-created topics with 4 partitions, or auto-creation
+off for `noautocreate`. `$KAFKA_PATH/bin/` is a directory of wrappers around kafkapy's
+Kafka-named scripts, `BROKERS` the bootstrap list.
+
+    .venv/bin/python -m compat_tests.suites.librdkafka            # every broker test
+    .venv/bin/python -m compat_tests.suites.librdkafka 0017 0081  # some tests
+    .venv/bin/python -m compat_tests.suites.librdkafka --allowlist
+
+Out of scope by design, never run: the broker-less tests (TEST_F_LOCAL: unit tests, the mock
+cluster), the socket-emulation tests (TEST_F_SOCKEM) and the ones librdkafka itself flags as
+known issues or manual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import dataclasses
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from compat_tests.suites.librdkafka_build import (  # noqa: F401  (build, SuiteUnavailable: API)
+    ROOT,
+    Build,
+    SuiteUnavailable,
+    build,
+    run_command,
+)
+
+HERE = Path(__file__).resolve().parent
+ALLOWLIST = HERE / "librdkafka-allowlist.txt"
+# the broker version test-runner is told (TEST_BRKVER gates, kafka-topics.sh --bootstrap-server)
+BROKER_VERSION = "3.9.0"
+# Broker config as librdkafka's own test clusters (trivup) have it: its server.properties
+# template plus the "default" scenario's 4 partitions for auto-created topics; everything else,
+# group.initial.rebalance.delay.ms included, at Kafka's defaults (tests with two consumers
+# joining one after the other rely on the 3 s initial delay to start with both in one generation)
+BROKER_CONFIG = {
+    "num.partitions": "4",
+}
+# librdkafka's test scenarios (tests/scenarios/*.json) as broker configs
+SCENARIOS = {
+    "default": {},
+    "noautocreate": {"auto.create.topics.enable": "false"},
+}
+# tests that create topics with replication factor 3: they run on the 3-broker cluster
+CLUSTER_TESTS = frozenset({"0098", "0101", "0103", "0107", "0111"})
+TEST_PROCESS_TIMEOUT = 420.0
+# test-runner processes at once: most tests wait on timers (session timeouts, max.poll.interval),
+# so six overlap well on two cores; KAFKAPY_LIBRDKAFKA_PARALLEL overrides
+PARALLEL = int(os.environ.get("KAFKAPY_LIBRDKAFKA_PARALLEL", "6"))
+# started first so that they overlap the many short ones (seconds in quick mode, measured here)
+SLOW_FIRST = ("0091", "0033", "0093", "0077", "0114", "0123", "0089", "0015", "0084", "0125")
+
+_SUMMARY = re.compile(r"^\|\s*(\d{4}\w*)\s*\|\s*([A-Z_]+)\s*\|\s*([\d.]+)s\s*\|\s?(.*)$")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+# ---- the test table ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SuiteTest:
+    name: str
+    flags: frozenset[str]
+    scenario: str = "default"  # librdkafka's test scenarios this test runs in, comma-separated
+    subtests: str = ""  # only the sub-tests whose name contains this (test-runner's SUBTESTS)
+
+    @property
+    def label(self) -> str:
+        return label(self.name, self.subtests)
+
+    @property
+    def number(self) -> str:
+        return self.name[:4]
+
+    @property
+    def scope(self) -> str:
+        """Where the test runs: broker, cluster, or why it is never run against a broker."""
+        if "TEST_F_MANUAL" in self.flags:
+            return "manual"
+        if "TEST_F_KNOWN_ISSUE" in self.flags:
+            return "known-issue"
+        if "TEST_F_LOCAL" in self.flags:
+            return "local"
+        if "TEST_F_SOCKEM" in self.flags:
+            return "sockem"
+        return "cluster" if self.number in CLUSTER_TESTS else "broker"
+
+    @property
+    def environment(self) -> tuple[str, str]:
+        """(broker or cluster, scenario): the kafkapy setup this test runs against."""
+        scenarios = self.scenario.split(",")
+        return self.scope, "default" if "default" in scenarios else scenarios[0]
+
+
+def label(name: str, subtests: str = "") -> str:
+    """How a test (restricted to some sub-tests) is named in the allowlist and reports:
+    `0081_admin` or `0081_admin:DeleteRecords`."""
+    return f"{name}:{subtests}" if subtests else name
+
+
+def select(table: Iterable[SuiteTest], labels: Iterable[str]) -> list[SuiteTest]:
+    """The tests named by labels (`name` or `name:subtests`); unknown names are left out."""
+    by_name = {t.name: t for t in table}
+    chosen = []
+    for text in labels:
+        name, _, sub = text.partition(":")
+        if name in by_name:
+            chosen.append(dataclasses.replace(by_name[name], subtests=sub))
+    return chosen
+
+
+def list_tests(build: Build) -> list[SuiteTest]:
+    """The suite's test table (tests/test.c), with each test's flags (Linux values) and
+    scenario."""
+    text = (build.tests_dir / "test.c").read_text()
+    table = text[text.index("struct test tests[] = {"):]
+    table = table[:table.index("\n};")]
+    tests = []
+    for entry in table.split("_TEST(")[1:]:
+        m = re.match(r"\s*(\d{4}\w*)\s*,\s*([^,)]*)", entry)
+        if not m:
+            continue
+        flags = frozenset(f for f in re.findall(r"TEST_F_\w+", m.group(2))
+                          if not f.endswith(("_WIN32", "_OSX")))
+        scenario = re.search(r'\.scenario\s*=\s*"([^"]*)"', entry)
+        tests.append(SuiteTest(m.group(1), flags, scenario.group(1) if scenario else "default"))
+    return tests
+
+
+def read_allowlist(path: Path = ALLOWLIST) -> list[str]:
+    names = []
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            names.append(line)
+    return names
+
+
+# ---- running ----------------------------------------------------------------------------------
+
+@dataclass
+class Result:
+    name: str
+    state: str  # PASSED, FAILED, SKIPPED, TIMEOUT (process killed), NOT_RUN
+    seconds: float
+    reason: str = ""
+    log: str = ""
+
+
+def kafka_path_view(dest: Path) -> Path:
+    """A KAFKA_PATH whose bin/ runs kafkapy's Kafka-named scripts (scripts/kafka-*.sh), and,
+    when Kafka's Java client is at hand (../shared/jvm/kafka), whose libs/ holds it and whose
+    bin/kafka-run-class.sh runs a class with it: the tests that drive a Java producer
+    (0098, 0113) build their helpers in tests/java against $KAFKA_PATH/libs."""
+    from compat_tests.suites import jvm
+
+    bin_dir = dest / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for script in sorted((ROOT / "scripts").glob("kafka-*.sh")):
+        wrapper = bin_dir / script.name
+        wrapper.write_text(f'#!/bin/sh\nexec "{script}" "$@"\n')
+        wrapper.chmod(0o755)
+    if jvm.kafka_jvm_missing() is None:
+        libs = dest / "libs"
+        libs.mkdir(exist_ok=True)
+        for jar in jvm.kafka_dir().glob("*.jar"):
+            if not (libs / jar.name).exists():
+                (libs / jar.name).symlink_to(jar)
+        run_class = bin_dir / "kafka-run-class.sh"
+        run_class.write_text(
+            "#!/bin/sh\n# kafka-run-class.sh: run a class with Kafka's Java client\n"
+            f'exec java -Dlog4j2.configurationFile="{jvm.LOG_CONFIG}" '
+            f'-cp "${{CLASSPATH:+$CLASSPATH:}}{jvm.classpath()}" "$@"\n')
+        run_class.chmod(0o755)
+    return dest
+
+
+def prepare_java_helpers(build: Build, kafka_path: Path) -> bool:
+    """Compile tests/java (the suite's Java producer helpers) against $KAFKA_PATH/libs once,
+    before tests run in parallel; False when Kafka's Java client is not at hand."""
+    if not (kafka_path / "libs").is_dir():
+        return False
+    try:
+        run_command(["make", "-s", "-C", str(build.tests_dir / "java"),
+              f"KAFKA_JARS={kafka_path / 'libs'}"])
+    except SuiteUnavailable:
+        return False
+    return True
+
+
+def parse_summary(output: str) -> dict[str, tuple[str, float, str]]:
+    """test-runner's summary table: name -> (state, seconds, reason)."""
+    found: dict[str, tuple[str, float, str]] = {}
+    for line in _ANSI.sub("", output).splitlines():
+        m = _SUMMARY.match(line)
+        if m:
+            found[m.group(1)] = (m.group(2), float(m.group(3)), m.group(4).strip())
+    return found
+
+
+def _failure_reason(output: str, name: str) -> str:
+    """The message test-runner printed under '### Test "<name>" failed at ...'."""
+    lines = _ANSI.sub("", output).splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith(f'### Test "{name}') and " failed at " in line:
+            return lines[i + 1].strip()[:400]
+    return ""
+
+
+def run_number(build: Build, number: str, bootstrap: str, workdir: Path, scenario: str,
+               subtests: str = "", timeout: float = TEST_PROCESS_TIMEOUT
+               ) -> dict[str, Result]:
+    """Run every (broker) test with this number, only its sub-tests whose name contains
+    `subtests` when given, in one test-runner process in workdir (whose parent gets src/ and
+    src-cpp/ links: tests open ../src/statistics_schema.json). Results by test label."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    for d in ("src", "src-cpp"):
+        try:
+            (workdir.parent / d).symlink_to(build.source / d)
+        except FileExistsError:  # made by the run of another test
+            pass
+    kafka_path = workdir.parent / "kafka"  # made by run_tests
+    # test_run_java() runs `make -s java` in its directory, then java/run-class.sh
+    (workdir / "Makefile").write_text(
+        f"java:\n\t@$(MAKE) -s -C {build.tests_dir / 'java'} KAFKA_JARS={kafka_path / 'libs'}\n")
+    try:
+        (workdir / "java").symlink_to(build.tests_dir / "java")
+    except FileExistsError:
+        pass
+    conf = workdir / "test.conf"
+    conf.write_text(f"metadata.broker.list={bootstrap}\n")
+    env = {
+        **os.environ,
+        "TESTS": number,
+        "RDKAFKA_TEST_CONF": str(conf),
+        "TEST_KAFKA_VERSION": BROKER_VERSION,
+        "BROKERS": bootstrap,
+        "KAFKA_PATH": str(kafka_path),
+        "LD_LIBRARY_PATH": build.library_path(),
+        "RDKAFKA_GITVER": build.version,
+    }
+    env.pop("SUBTESTS", None)
+    if subtests:
+        env["SUBTESTS"] = subtests
+    start = time.monotonic()
+    try:
+        # line-buffered stdout: test-runner prints its summary with printf, then abort()s when
+        # a test failed, which would lose a block-buffered summary
+        proc = subprocess.run(["stdbuf", "-oL", str(build.runner), "-Q", "-E", "-L",
+                               "-s", scenario],
+                              cwd=workdir, env=env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=timeout, text=True,
+                              errors="replace")
+        output, killed = proc.stdout, False
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout or ""
+        output = out if isinstance(out, str) else out.decode(errors="replace")
+        killed = True  # by us: the test hung past TEST_PROCESS_TIMEOUT
+    log = workdir / f"{number}.log"
+    log.write_text(output)
+    elapsed = time.monotonic() - start
+    results = {}
+    for name, (state, secs, reason) in parse_summary(output).items():
+        if name.startswith(number):
+            if state == "RUNNING" or (killed and state not in ("PASSED", "SKIPPED")):
+                state = "TIMEOUT"
+            if state != "PASSED":
+                reason = _failure_reason(output, name) or reason
+            results[label(name, subtests)] = Result(label(name, subtests), state, secs, reason,
+                                                    str(log))
+    if not results:
+        state = "TIMEOUT" if killed else "FAILED"
+        results[label(number, subtests)] = Result(
+            label(number, subtests), state, elapsed,
+            _failure_reason(output, number) or "no summary from test-runner", str(log))
+    return results
+
+
+def run_tests(build: Build, tests: Iterable[SuiteTest], bootstrap: str, workdir: Path,
+              scenario: str = "default", parallel: int = PARALLEL,
+              progress: Callable[[str], None] = lambda s: None) -> dict[str, Result]:
+    """Run tests, one test-runner process per test number (and sub-test filter), `parallel` at
+    a time, the known slow ones first; results by test label."""
+    tests = list(tests)
+    kafka_path_view(workdir / "kafka")  # the KAFKA_PATH of every run below
+    wanted = {t.label for t in tests}
+    jobs = sorted({(t.number, t.subtests) for t in tests},
+                  key=lambda j: (j[0] not in SLOW_FIRST, SLOW_FIRST.index(j[0])
+                                 if j[0] in SLOW_FIRST else 0, j))
+    results: dict[str, Result] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
+        futures = [pool.submit(run_number, build, number, bootstrap,
+                               workdir / (number + (f"-{sub}" if sub else "")), scenario, sub)
+                   for number, sub in jobs]
+        for fut in concurrent.futures.as_completed(futures):
+            for name, r in fut.result().items():
+                # a label of a bare number: test-runner printed no summary (crashed, hung)
+                if name in wanted or len(name.partition(":")[0]) == 4:
+                    results[name] = r
+                    progress(f"{r.state:8} {r.seconds:7.1f}s  {name}  {r.reason[:150]}")
+    for t in tests:
+        if t.label not in results and label(t.number, t.subtests) not in results:
+            results[t.label] = Result(t.label, "NOT_RUN", 0.0, "not in test-runner's summary")
+    return results
+
+
+# ---- brokers ----------------------------------------------------------------------------------
+
+class SingleBroker:
+    """One kafkapy broker configured as one of librdkafka's test scenarios."""
+
+    def __init__(self, base: Path, scenario: str) -> None:
+        from kafkapy.testing import BrokerProcess
+
+        self.broker = BrokerProcess(base / "broker", {**BROKER_CONFIG, **SCENARIOS[scenario]})
+
+    def __enter__(self) -> str:
+        return self.broker.start().bootstrap
+
+    def __exit__(self, *exc: object) -> None:
+        self.broker.stop()
+
+
+class ThreeBrokerCluster:
+    """Three kafkapy brokers on a ZooKeeper of their own, replication factor 3 by default."""
+
+    def __init__(self, base: Path, scenario: str) -> None:
+        self.base = base
+        # the cluster harness shortens the initial rebalance delay; trivup keeps Kafka's 3 s
+        self.config = {**BROKER_CONFIG, **SCENARIOS[scenario], "default.replication.factor": "3",
+                       "group.initial.rebalance.delay.ms": "3000"}
+        self.zk = None
+        self.cluster = None
+
+    def __enter__(self) -> str:
+        from kafkapy.testing_cluster import Cluster
+        from kafkapy.testing_zk import ZooKeeperServer
+
+        self.zk = ZooKeeperServer(self.base / "zookeeper")
+        self.zk.start()
+        self.cluster = Cluster(self.base, self.zk.connect_string)
+        for b in self.cluster.brokers.values():
+            b.overrides.update(self.config)
+        try:
+            return self.cluster.start().bootstrap
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        if self.cluster is not None:
+            self.cluster.stop()
+        if self.zk is not None:
+            self.zk.stop()
+
+
+def run_suite(build: Build, tests: list[SuiteTest], workdir: Path, parallel: int = PARALLEL,
+              progress: Callable[[str], None] = lambda s: None) -> dict[str, Result]:
+    """Broker and cluster tests, each group against a fresh kafkapy setup of its scenario;
+    nothing else is run."""
+    results: dict[str, Result] = {}
+    # the runtime install kafkapy's scripts run from, made before tests call them in parallel
+    run_command([str(ROOT / "scripts" / "bootstrap.sh")])
+    workdir.mkdir(parents=True, exist_ok=True)
+    prepare_java_helpers(build, kafka_path_view(workdir / "kafka"))
+    groups: dict[tuple[str, str], list[SuiteTest]] = {}
+    for t in tests:
+        if t.scope in ("broker", "cluster"):
+            groups.setdefault(t.environment, []).append(t)
+
+    def run_group(key: tuple[str, str]) -> dict[str, Result]:
+        scope, scenario = key
+        base = workdir / f"{scope}-{scenario}"
+        setup = SingleBroker(base, scenario) if scope == "broker" else ThreeBrokerCluster(
+            base, scenario)
+        what = "a 3-broker cluster" if scope == "cluster" else "one broker"
+        progress(f"-- {len(groups[key])} tests against {what}, scenario {scenario}")
+        with setup as bootstrap:
+            return run_tests(build, groups[key], bootstrap, base / "runs", scenario, parallel,
+                             progress)
+
+    # the setups run side by side: the small groups finish within the big one's longest test
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(groups) or 1) as pool:
+        for got in pool.map(run_group, sorted(groups)):
+            results.update(got)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("tests", nargs="*", help="test numbers or names (default: every broker "
+                    "and cluster test)")
+    ap.add_argument("--allowlist", action="store_true", help="only the allowlisted tests")
+    ap.add_argument("--parallel", type=int, default=PARALLEL,
+                    help="test-runner processes at once")
+    ap.add_argument("--workdir", type=Path, help="keep logs here (default: a temp dir)")
+    ap.add_argument("--report", type=Path, help="write the results as JSON here")
+    args = ap.parse_args(argv)
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    try:
+        b = build(progress=say)
+    except SuiteUnavailable as e:
+        print(f"librdkafka suite unavailable: {e}", file=sys.stderr)
+        return 2
+    say(f"librdkafka {b.version} suite at {b.source} (build seconds: "
+        + ", ".join(f"{k} {v:.0f}" for k, v in b.seconds.items()) + ")")
+    table = list_tests(b)
+    if args.allowlist:
+        chosen = select(table, read_allowlist())
+    elif args.tests:
+        chosen = [t for t in table if any(t.name.startswith(x) for x in args.tests)]
+    else:
+        chosen = table
+    runnable = [t for t in chosen if t.scope in ("broker", "cluster")]
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="kafkapy-librdkafka-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    say(f"running {len(runnable)} tests, logs in {workdir}")
+    results = run_suite(b, runnable, workdir, args.parallel, say)
+    counts: dict[str, int] = {}
+    for r in results.values():
+        counts[r.state] = counts.get(r.state, 0) + 1
+    scopes: dict[str, int] = {}
+    for t in chosen:
+        if t.scope not in ("broker", "cluster"):
+            scopes[t.scope] = scopes.get(t.scope, 0) + 1
+    if args.report:
+        args.report.write_text(json.dumps(
+            {"version": b.version, "results": [asdict(r) for r in results.values()],
+             "not_run": {t.label: t.scope for t in chosen if t not in runnable}}, indent=1))
+    say("")
+    for name in sorted(results):
+        r = results[name]
+        if r.state != "PASSED":
+            say(f"{r.state:8} {name}: {r.reason[:200]}")
+    say("not run (out of scope): " + ", ".join(f"{k} {v}" for k, v in sorted(scopes.items())))
+    passed = counts.get("PASSED", 0)
+    failed = sum(v for k, v in counts.items() if k in ("FAILED", "TIMEOUT", "NOT_RUN"))
+    say(f"{passed} passed, {failed} failed, {counts.get('SKIPPED', 0)} skipped")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

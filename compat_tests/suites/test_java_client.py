@@ -1,0 +1,113 @@
+"""Apache Kafka's Java client against kafkapy: the producer, consumer groups and the AdminClient.
+
+java/JavaClientFlows.java is compiled once per session with javac against Kafka 3.9's
+kafka-clients (../shared/jvm/kafka, see jvm.py); each test runs one of its flows against a
+broker and asserts on the lines it prints. Skipped, with the reason, when the jars, java or
+javac are missing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from compat_tests.suites import jvm
+from kafkapy.testing import BrokerProcess
+
+pytestmark = pytest.mark.timeout(300)
+
+@pytest.fixture(scope="session")
+def flows_classes(java_classes) -> Path:
+    return java_classes
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    jvm.require_kafka_jvm(javac=True)
+    # no initial rebalance delay, as Kafka's shipped config/server.properties sets it
+    proc = BrokerProcess(tmp_path_factory.mktemp("java-client-broker"),
+                         {"group.initial.rebalance.delay.ms": "0"})
+    proc.start()
+    yield proc
+    assert proc.stop() == 0, proc.log_text()[-3000:]
+
+
+def run_flow(classes: Path, broker: BrokerProcess, flow: str) -> dict[str, list[dict[str, str]]]:
+    """Run a flow; its output lines as {check: [{key: value}, ...]}."""
+    proc = jvm.run_java("JavaClientFlows", broker.bootstrap, flow, f"j-{flow}",
+                        extra_cp=(classes,), timeout=240, check=False)
+    assert proc.returncode == 0, (f"flow {flow} failed (exit {proc.returncode}):\n"
+                                  f"{proc.stdout}\n{proc.stderr[-4000:]}")
+    checks: dict[str, list[dict[str, str]]] = {}
+    for line in proc.stdout.splitlines():
+        name, _, rest = line.partition(" ")
+        checks.setdefault(name, []).append(dict(re.findall(r"(\S+?)=(\S*)", rest)))
+    return checks
+
+
+def test_producer_every_codec_and_acks(flows_classes, broker):
+    got = run_flow(flows_classes, broker, "produce")["produce"]
+    combos = {(c["codec"], c["acks"]) for c in got}
+    assert combos == {(codec, acks) for codec in ("none", "gzip", "snappy", "lz4", "zstd")
+                      for acks in ("0", "1", "all")}
+    for c in got:
+        assert c["sent"] == c["read"] == "200", c
+        # acks=all leaves the client's default enable.idempotence=true in force: an
+        # InitProducerId-assigned producer id that DescribeProducers reports for the partition
+        idempotent = c["acks"] == "all"
+        assert c["idempotent_producers"] == ("1" if idempotent else "0"), c
+        assert c["producer_id_valid"] == str(idempotent).lower(), c
+
+
+def test_cooperative_sticky_incremental_rebalance(flows_classes, broker):
+    got = run_flow(flows_classes, broker, "cooperative")
+    (c,) = got["cooperative"]
+    # the second member takes half the partitions; the first gives up only those two; every
+    # record read (records read again after the move, from the last commit, count once)
+    assert c == {"c1": "2", "c2": "2", "union": "4", "c1_revoked": "2",
+                 "generation_advanced": "true", "consumed": "40"}
+    (done,) = got["cooperative-committed"]
+    assert done["sum"] == "40" and done["state"] == "Empty"
+
+
+def test_static_membership_rejoin_without_rebalance(flows_classes, broker):
+    got = run_flow(flows_classes, broker, "static")
+    # close() of a static member does not leave the group ...
+    assert got["static-after-close"] == [{"members": "1", "instance": "instance-1"}]
+    # ... and the restarted member gets its partitions back in the same generation
+    (rejoin,) = got["static-rejoin"]
+    assert rejoin["generation_before"] == rejoin["generation_after"], rejoin
+    assert rejoin["same_assignment"] == "true"
+
+
+def test_kip848_consumer_protocol(flows_classes, broker):
+    got = run_flow(flows_classes, broker, "consumer-protocol")
+    assert got["consumer-protocol"] == [{"c1": "2", "c2": "2", "consumed": "40",
+                                         "type": "Consumer", "members": "2",
+                                         "state": "Stable"}]
+    assert got["consumer-protocol-committed"] == [{"sum": "40"}]
+
+
+def test_admin_client(flows_classes, broker):
+    got = run_flow(flows_classes, broker, "admin")
+    flat = {name: lines[0] for name, lines in got.items()}
+    assert flat["cluster"] == {"nodes": "1", "cluster_id_set": "true", "controller_set": "true"}
+    assert flat["topics"] == {"listed": "true", "partitions": "2", "topic_id_set": "true",
+                              "create_again": "TopicExistsException"}
+    assert flat["configs"] == {"retention.ms": "3600000/DYNAMIC_TOPIC_CONFIG",
+                               "segment.bytes": "1073741824/DEFAULT_CONFIG"}
+    assert flat["configs-altered"] == {"retention.ms": "7200000/DYNAMIC_TOPIC_CONFIG",
+                                       "cleanup.policy": "delete/DEFAULT_CONFIG"}
+    assert flat["broker-config"] == {"message.max.bytes": "1048588/DEFAULT_CONFIG"}
+    assert flat["partitions"] == {"increased_to": "3"}
+    # 30 records with timestamps t0 + i: max timestamp at offset 29, t0 + 12 at offset 12
+    assert flat["offsets"] == {"earliest": "0", "latest": "30", "max_timestamp": "29",
+                               "for_timestamp": "12"}
+    assert flat["delete-records"] == {"low_watermark": "10", "earliest": "10"}
+    assert flat["groups"] == {"listed": "true", "state": "Empty", "members": "0",
+                              "committed_p0": "30"}
+    assert flat["group-offsets"] == {"altered": "15", "offset_deleted": "true",
+                                     "group_deleted": "true"}
+    assert flat["delete-topic"] == {"gone": "true"}

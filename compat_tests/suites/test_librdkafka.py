@@ -1,0 +1,67 @@
+"""librdkafka's own regression suite against kafkapy: the allowlisted tests must pass.
+
+The suite is built (once, cached) from Debian's source of the librdkafka the environment links,
+and each allowlisted test runs in quick mode against a kafkapy broker configured as librdkafka's
+default test scenario (librdkafka.py). Tests not on the allowlist are accounted for in
+FINDINGS.md; the whole suite runs with `python -m compat_tests.suites.librdkafka`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compat_tests.suites import librdkafka
+from compat_tests.suites.librdkafka import SuiteUnavailable
+
+pytestmark = pytest.mark.timeout(1200)
+
+ALLOWED = librdkafka.read_allowlist()
+FINDINGS = Path(__file__).with_name("FINDINGS.md")
+
+
+@pytest.fixture(scope="module")
+def suite():
+    try:
+        return librdkafka.build(progress=lambda line: print(line, flush=True))
+    except SuiteUnavailable as e:
+        pytest.skip(f"librdkafka's regression suite is unavailable here: {e}")
+
+
+@pytest.fixture(scope="module")
+def table(suite) -> dict[str, librdkafka.SuiteTest]:
+    return {t.name: t for t in librdkafka.list_tests(suite)}
+
+
+@pytest.fixture(scope="module")
+def results(suite, table, tmp_path_factory) -> dict[str, librdkafka.Result]:
+    chosen = librdkafka.select(table.values(), ALLOWED)
+    return librdkafka.run_suite(suite, chosen, tmp_path_factory.mktemp("librdkafka"))
+
+
+def test_allowlist_names_real_broker_tests(table):
+    names = {a: a.partition(":")[0] for a in ALLOWED}
+    wrong = {a: table[n].scope if n in table else "not in this suite" for a, n in names.items()
+             if n not in table or table[n].scope not in ("broker", "cluster")}
+    assert not wrong, f"allowlist entries that are not broker tests of this suite: {wrong}"
+
+
+def test_every_broker_test_is_allowlisted_or_in_findings(table):
+    """A test allowlisted whole passes; any other broker test (or one allowlisted only for some
+    of its sub-tests) has its entry in FINDINGS.md."""
+    findings = FINDINGS.read_text()
+    unaccounted = [n for n, t in table.items() if t.scope in ("broker", "cluster")
+                   and n not in ALLOWED and f"`{n}`" not in findings]
+    assert not unaccounted, ("broker tests neither allowlisted nor explained in FINDINGS.md: "
+                             f"{unaccounted}")
+
+
+@pytest.mark.parametrize("name", ALLOWED)
+def test_allowlisted(name, results):
+    r = results.get(name)
+    assert r is not None, f"{name} did not run"
+    if r.state != "PASSED":
+        tail = Path(r.log).read_text(errors="replace")[-4000:] if r.log else ""
+        pytest.fail(f"{name} {r.state} after {r.seconds:.1f}s: {r.reason}\n--- log tail "
+                    f"({r.log}) ---\n{tail}")
