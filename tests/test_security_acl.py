@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkapy.security.acl import (
+from kafkapy.metadata.acl_model import (
     ANY_BINDING,
     AccessControlEntry,
     AccessControlEntryFilter,
@@ -21,10 +21,14 @@ from kafkapy.security.acl import (
     ResourcePattern,
     ResourcePatternFilter,
     ResourceType,
+)
+from kafkapy.security.authorizer import (
+    AclAuthorizer,
+    AuthorizerConfig,
+    AuthorizerConfigError,
     operations_bit_field,
     operations_from_bit_field,
 )
-from kafkapy.security.authorizer import AclAuthorizer, AuthorizerConfig, AuthorizerConfigError
 from kafkapy.security.principal import KafkaPrincipal
 
 Op, Perm, RT, PT = AclOperation, PermissionType, ResourceType, PatternType

@@ -29,8 +29,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .acl import (
-    SUPPORTED_OPERATIONS,
+from kafkapy.metadata.acl_model import (
     WILDCARD_HOST,
     WILDCARD_PRINCIPAL,
     WILDCARD_RESOURCE,
@@ -42,8 +41,9 @@ from .acl import (
     PermissionType,
     ResourcePattern,
     ResourceType,
-    operations_bit_field,
 )
+from kafkapy.protocol.errors import ErrorCode
+
 from .principal import parse_principal
 
 log = logging.getLogger("kafkapy.authorizer")
@@ -66,6 +66,49 @@ _ALLOWED_BY[AclOperation.DESCRIBE_CONFIGS] = frozenset({
     AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS, _ALL,
 })
 _MEMO_LIMIT = 100_000  # decisions remembered before the memo starts afresh
+
+
+# What an ACL on each resource type can grant (Kafka's AclEntry.supportedOperations); the order
+# is irrelevant, authorized-operation fields are bit sets.
+SUPPORTED_OPERATIONS: dict[ResourceType, frozenset[AclOperation]] = {
+    ResourceType.TOPIC: frozenset({
+        AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE,
+        AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS,
+    }),
+    ResourceType.GROUP: frozenset({AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE}),
+    ResourceType.CLUSTER: frozenset({
+        AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER,
+        AclOperation.DESCRIBE,
+    }),
+    ResourceType.TRANSACTIONAL_ID: frozenset({AclOperation.DESCRIBE, AclOperation.WRITE}),
+    ResourceType.DELEGATION_TOKEN: frozenset({AclOperation.DESCRIBE}),
+    ResourceType.USER: frozenset({AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS}),
+}
+
+# The error a request gets when it may not touch a resource of each type.
+AUTHORIZATION_ERRORS: dict[ResourceType, ErrorCode] = {
+    ResourceType.TOPIC: ErrorCode.topic_authorization_failed,
+    ResourceType.GROUP: ErrorCode.group_authorization_failed,
+    ResourceType.CLUSTER: ErrorCode.cluster_authorization_failed,
+    ResourceType.TRANSACTIONAL_ID: ErrorCode.transactional_id_authorization_failed,
+    ResourceType.DELEGATION_TOKEN: ErrorCode.delegation_token_authorization_failed,
+}
+
+
+def operations_bit_field(operations: Iterable[AclOperation]) -> int:
+    """Kafka's 32-bit authorized-operations field: bit ``code`` set for each operation."""
+    value = 0
+    for op in operations:
+        value |= 1 << int(op)
+    return value
+
+
+def operations_from_bit_field(value: int) -> list[AclOperation]:
+    """The operations whose bits are set (unknown bits ignored), in code order."""
+    return [op for op in AclOperation if op > AclOperation.ALL and value >> int(op) & 1]
+
 
 
 class AuthorizerConfigError(ValueError):

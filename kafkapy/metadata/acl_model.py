@@ -1,5 +1,7 @@
-"""Kafka's ACL model: resource types, operations, pattern and permission types with Kafka's codes
-and names, resource patterns, access control entries, bindings and the filters that match them.
+"""Kafka's ACL data model: resource types, operations, pattern and permission types with Kafka's
+codes and names, resource patterns, access control entries, bindings and the filters that match
+them. The documents under /kafka-acl (kafkapy.metadata.acls) hold these; the authorizer
+(kafkapy.security.authorizer) decides from them.
 
 Codes are the wire values of CreateAcls/DescribeAcls/DeleteAcls and of the authorized-operations
 bit fields; names are Kafka's PascalCase ones (``TransactionalId``, ``IdempotentWrite``,
@@ -21,10 +23,7 @@ Semantics mirrored from Kafka's clients (ResourcePatternFilter, AccessControlEnt
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
 from dataclasses import dataclass
-
-from kafkapy.protocol.errors import ErrorCode
 
 CLUSTER_NAME = "kafka-cluster"  # the one name of the cluster resource
 WILDCARD_RESOURCE = "*"
@@ -111,48 +110,6 @@ class PermissionType(_Named):
     ALLOW = 3
 
 
-# What an ACL on each resource type can grant (Kafka's AclEntry.supportedOperations); the order
-# is irrelevant, authorized-operation fields are bit sets.
-SUPPORTED_OPERATIONS: dict[ResourceType, frozenset[AclOperation]] = {
-    ResourceType.TOPIC: frozenset({
-        AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE,
-        AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE_CONFIGS,
-        AclOperation.ALTER_CONFIGS,
-    }),
-    ResourceType.GROUP: frozenset({AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE}),
-    ResourceType.CLUSTER: frozenset({
-        AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS,
-        AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER,
-        AclOperation.DESCRIBE,
-    }),
-    ResourceType.TRANSACTIONAL_ID: frozenset({AclOperation.DESCRIBE, AclOperation.WRITE}),
-    ResourceType.DELEGATION_TOKEN: frozenset({AclOperation.DESCRIBE}),
-    ResourceType.USER: frozenset({AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS}),
-}
-
-# The error a request gets when it may not touch a resource of each type.
-AUTHORIZATION_ERRORS: dict[ResourceType, ErrorCode] = {
-    ResourceType.TOPIC: ErrorCode.topic_authorization_failed,
-    ResourceType.GROUP: ErrorCode.group_authorization_failed,
-    ResourceType.CLUSTER: ErrorCode.cluster_authorization_failed,
-    ResourceType.TRANSACTIONAL_ID: ErrorCode.transactional_id_authorization_failed,
-    ResourceType.DELEGATION_TOKEN: ErrorCode.delegation_token_authorization_failed,
-}
-
-
-def operations_bit_field(operations: Iterable[AclOperation]) -> int:
-    """Kafka's 32-bit authorized-operations field: bit ``code`` set for each operation."""
-    value = 0
-    for op in operations:
-        value |= 1 << int(op)
-    return value
-
-
-def operations_from_bit_field(value: int) -> list[AclOperation]:
-    """The operations whose bits are set (unknown bits ignored), in code order."""
-    return [op for op in AclOperation if op > AclOperation.ALL and value >> int(op) & 1]
-
-
 # --- patterns, entries, bindings ------------------------------------------------------------------
 
 
@@ -215,7 +172,7 @@ class AclBinding:
             return f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
         if not p.name:
             return "Invalid empty resource name"
-        if "/" in p.name:
+        if "/" in p.name or "\x00" in p.name or p.name in (".", ".."):
             return f"ACL binding contains invalid resource name: {p.name}"
         return None
 
