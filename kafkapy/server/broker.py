@@ -3,7 +3,8 @@
 Startup: open the log directories (recovering after an unclean stop), open the metadata store,
 ensure the cluster id, register this broker and take the controller role (single-broker embedded
 mode), open or create the logs of every partition assigned here, watch config change
-notifications (server/config_listener.py), then accept connections. On shutdown (SIGINT/SIGTERM)
+notifications (server/config_listener.py) and, with an authorizer, load the ACLs and watch their
+changes (server/acl_listener.py), then accept connections. On shutdown (SIGINT/SIGTERM)
 connections stop being accepted, logs are flushed and checkpointed and a clean-shutdown marker is
 written, so the next start skips recovery. A broker whose every log directory failed stops
 itself with exit status 1 (server/log_dir_failures.py).
@@ -23,9 +24,11 @@ import trio
 from kafkapy.metadata.cluster import ClusterMetadata
 from kafkapy.metadata.embedded import EmbeddedStore
 from kafkapy.metadata.models import Endpoint
+from kafkapy.security.authorizer import AclAuthorizer
 from kafkapy.server.config import BrokerConfig
 from kafkapy.storage.log_manager import LogManager
 
+from .acl_listener import AclChangeListener
 from .config_listener import ConfigChangeListener
 from .connection_limit_configs import apply_connection_limits
 from .connection_quotas import ConnectionQuotas
@@ -84,6 +87,9 @@ class Broker:
         self.log_dir_failures: LogDirFailureHandler | None = None
         self.exit_code = 0
         self.stop_requested = trio.Event()
+        # the ACL authorizer (server/authorization.py); None: every request is allowed
+        self.authorizer = AclAuthorizer(config.authorizer) if config.authorizer else None
+        self.acl_listener: AclChangeListener | None = None
 
     def halt(self, exit_code: int) -> None:
         """Stop the broker (as on SIGTERM, but without moving leaderships) with this status."""
@@ -157,6 +163,9 @@ class Broker:
             self.replicas.start()
         self.config_listener = ConfigChangeListener(self)
         self.config_listener.start()
+        if self.authorizer is not None:
+            self.acl_listener = AclChangeListener(self.store, self.authorizer)
+            self.acl_listener.start()
         self.groups = GroupService(self)
         self.groups.start()
 
@@ -180,6 +189,8 @@ class Broker:
     def stop(self) -> None:
         if self.config_listener is not None:
             self.config_listener.stop()
+        if self.acl_listener is not None:
+            self.acl_listener.stop()
         if self.replicas is not None:
             self.replicas.stop()
         if self.logs is not None:
@@ -214,6 +225,8 @@ async def run_broker(config: BrokerConfig) -> int:
             await nursery.start(broker.groups.run)
             await nursery.start(broker.config_listener.run)
             await nursery.start(broker.idle.run)
+            if broker.acl_listener is not None:
+                await nursery.start(broker.acl_listener.run)
             await nursery.start(broker.serve)
             nursery.start_soon(run_log_maintenance, broker)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
