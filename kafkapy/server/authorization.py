@@ -14,6 +14,9 @@ client's IP address. The helpers mirror Kafka 3.9's KafkaApis/AuthHelper:
 * :func:`authorized_operations` — the bit field Metadata, DescribeGroups, DescribeCluster and
   ConsumerGroupDescribe report when asked (every supported operation without an authorizer);
 * :func:`authorize_by_resource_type` — "some resource of the type" (idempotent producers);
+* :func:`config_resource_error` — DESCRIBE_CONFIGS/ALTER_CONFIGS on a config resource: the
+  cluster for broker resources (CLUSTER_AUTHORIZATION_FAILED), the topic for topic resources
+  (TOPIC_AUTHORIZATION_FAILED);
 * :func:`transactional_id_error` — for transaction handlers: None when the principal may
   perform the operation (WRITE by default) on the transactional id, else
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
@@ -25,6 +28,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from kafkapy.metadata.acl_model import CLUSTER_NAME, AclOperation, ResourceType
+
+__all__ = ["AclOperation", "ResourceType"]  # re-exported for handlers
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.security.authorizer import SUPPORTED_OPERATIONS, operations_bit_field
 
@@ -37,6 +42,8 @@ TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID
 
 #: Kafka's authorized-operations value when the client did not ask for them
 NOT_REQUESTED = -(2**31)
+#: the message of a cluster-level refusal (Kafka's for CLUSTER_AUTHORIZATION_FAILED)
+CLUSTER_DENIED_MESSAGE = "Cluster authorization failed."
 
 
 def authorize(ctx: Any, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
@@ -81,6 +88,25 @@ def authorize_by_resource_type(
         return True
     s = ctx.session
     return az.authorize_by_resource_type(s.principal, s.client_host, operation, resource_type)
+
+
+CONFIG_TOPIC, CONFIG_BROKER, CONFIG_BROKER_LOGGER, CONFIG_CLIENT_METRICS = 2, 4, 8, 16
+
+
+def config_resource_error(
+    ctx: Any, operation: AclOperation, resource_type: int, name: str
+) -> ErrorCode | None:
+    """None when ``operation`` (DESCRIBE_CONFIGS or ALTER_CONFIGS) is allowed on the config
+    resource (other resource types are left to the handler), else the error Kafka answers."""
+    if ctx.broker.authorizer is None:
+        return None
+    if resource_type == CONFIG_TOPIC:
+        if not authorize(ctx, operation, TOPIC, name):
+            return ErrorCode.topic_authorization_failed
+    elif resource_type in (CONFIG_BROKER, CONFIG_BROKER_LOGGER, CONFIG_CLIENT_METRICS):
+        if not authorize_cluster(ctx, operation):
+            return ErrorCode.cluster_authorization_failed
+    return None
 
 
 def transactional_id_error(

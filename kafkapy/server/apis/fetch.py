@@ -22,6 +22,11 @@ offset is recorded as that follower's log end offset (high watermark, ISR expans
 Fetch sessions (KIP-227): no session is ever created (the response's session id is 0), which is
 always legal; a client then keeps sending full fetch requests. An incremental request naming a
 session id gets FETCH_SESSION_ID_NOT_FOUND, as for an evicted session.
+
+Authorization (with an authorizer): a follower's fetch needs CLUSTER_ACTION on the cluster (else
+every partition gets TOPIC_AUTHORIZATION_FAILED and nothing is recorded as its progress); a
+consumer's needs READ on each topic (TOPIC_AUTHORIZATION_FAILED; an unknown topic id is still
+UNKNOWN_TOPIC_ID, as in Kafka).
 """
 
 from __future__ import annotations
@@ -36,12 +41,35 @@ from kafkapy.protocol.fetch_response import PartitionResult, TopicResult, encode
 from kafkapy.storage.errors import StorageError
 from kafkapy.storage.log import FileRegion
 
+from ..authorization import CLUSTER_ACTION, READ, TOPIC, authorize_cluster, authorized_names
 from ..registry import api
 from ..responses import RawResponse
 
 FINAL_EPOCH = -1
 ZERO_UUID = uuid.UUID(int=0)  # kio reads the zero topic id as None
 READ_COMMITTED = 1
+
+
+class _AllTopics:
+    """The topics a follower without CLUSTER_ACTION may not fetch: all of them."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+def _denied_topics(ctx, version, request, replica_id):
+    """None without an authorizer, else the topic names this fetch may not read."""
+    if ctx.broker.authorizer is None:
+        return None
+    if replica_id >= 0:
+        return None if authorize_cluster(ctx, CLUSTER_ACTION) else _AllTopics()
+    names = set()
+    for ft in request.topics:
+        info, _ = _resolve(ctx.broker, version, ft)
+        name = info.name if info else getattr(ft, "topic", None)
+        if name is not None:
+            names.add(name)
+    return names - authorized_names(ctx, READ, TOPIC, names)
 
 
 def _resolve(broker, version, ft):
@@ -62,7 +90,7 @@ def replica_id_of(version, request) -> int:
     return int(getattr(request, "replica_id", -1))
 
 
-def _read_all(broker, version, request, topics_req, replica_id=-1, refused=None):
+def _read_all(broker, version, request, topics_req, replica_id=-1, refused=None, denied=None):
     """One pass over the requested partitions. Returns (topic results, bytes, any error)."""
     remaining = request.max_bytes if version >= 3 else 2**31 - 1
     replicas = broker.replicas
@@ -79,6 +107,10 @@ def _read_all(broker, version, request, topics_req, replica_id=-1, refused=None)
         for fp in ft.partitions:
             pr = PartitionResult(partition=fp.partition, aborted=[] if read_committed else None)
             tr.partitions.append(pr)
+            if denied is not None and (info is not None or version < 13) and name in denied:
+                pr.error_code = ErrorCode.topic_authorization_failed
+                errors = True
+                continue
             plog = broker.topics.log(info.name, fp.partition) if info else None
             if info is None or plog is None:
                 pr.error_code = (
@@ -144,8 +176,9 @@ async def handle(ctx, request):
     max_wait = request.max_wait.total_seconds()
     deadline = trio.current_time() + max(max_wait, 0.0)
     replica_id = replica_id_of(version, request)
+    denied = _denied_topics(ctx, version, request, replica_id)
     refused = {}
-    if replica_id >= 0 and broker.replicas is not None:
+    if replica_id >= 0 and broker.replicas is not None and denied is None:
         # a follower's fetch: its fetch offset is its log end offset (moves the HW, the ISR)
         for ft in request.topics:
             info, _ = _resolve(broker, version, ft)
@@ -160,7 +193,7 @@ async def handle(ctx, request):
     while True:
         waiter = broker.appended.waiter()
         results, total, errors = _read_all(
-            broker, version, request, request.topics, replica_id, refused
+            broker, version, request, request.topics, replica_id, refused, denied
         )
         if total >= request.min_bytes or errors or trio.current_time() >= deadline:
             break

@@ -7,12 +7,17 @@ created on the first lookup (as Kafka does), and answered at once since creation
 synchronous. Key type 1 (TRANSACTION) is not served yet: COORDINATOR_NOT_AVAILABLE. Other key
 types: INVALID_REQUEST. v0-3 carry one key and a top-level answer (error message from v1); v4+
 carry a batch of coordinator_keys and one answer per key.
+
+Authorization first, as Kafka: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or on the
+transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DESCRIBE, authorize, transactional_id_error
+from ..authorization import GROUP as GROUP_RESOURCE
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from .group_common import service
@@ -23,7 +28,12 @@ GROUP, TRANSACTION = 0, 1
 def _lookup(ctx, key: str, key_type: int) -> tuple[int, str | None, int, str, int]:
     """(error, message, node id, host, port) for one key."""
     broker = ctx.broker
+    if key_type == GROUP and not authorize(ctx, DESCRIBE, GROUP_RESOURCE, key):
+        return ErrorCode.group_authorization_failed, None, -1, "", -1
     if key_type == TRANSACTION:
+        denied = transactional_id_error(ctx, key, DESCRIBE)
+        if denied is not None:
+            return denied, None, -1, "", -1
         return ErrorCode.coordinator_not_available, "no transaction coordinator", -1, "", -1
     if key_type != GROUP:
         return ErrorCode.invalid_request, f"Unknown coordinator type: {key_type}", -1, "", -1

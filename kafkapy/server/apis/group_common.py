@@ -1,5 +1,7 @@
 """Helpers shared by the group APIs (not an API itself): the group service, client identity,
-millisecond conversions and the topic-existence filter Kafka applies before the coordinator."""
+millisecond conversions, the topic-existence filter Kafka applies before the coordinator, and the
+group authorization check (READ for membership and commits, DESCRIBE to look, DELETE to delete:
+GROUP_AUTHORIZATION_FAILED otherwise, before anything else about the group is examined)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import datetime
 from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
+
+from ..authorization import GROUP, READ, AclOperation, authorize
 
 _MS = datetime.timedelta(milliseconds=1)
 
@@ -49,3 +53,10 @@ def partition_exists(ctx: Any, topic: str, partition: int) -> bool:
 
 
 UNKNOWN_TOPIC = ErrorCode.unknown_topic_or_partition
+GROUP_DENIED = ErrorCode.group_authorization_failed
+TOPIC_DENIED = ErrorCode.topic_authorization_failed
+
+
+def group_denied(ctx: Any, group_id: str, operation: AclOperation = READ) -> bool:
+    """True when the request may not perform ``operation`` on the group."""
+    return not authorize(ctx, operation, GROUP, group_id)

@@ -14,15 +14,28 @@ retention_time (-1: broker default) sets an explicit expiry. ZooKeeper mode: the
 until the commit reached the ISR of its __consumer_offsets partition (offsets.commit.timeout.ms);
 if not, COORDINATOR_NOT_AVAILABLE (timeout, too small an ISR) or NOT_COORDINATOR (leadership
 moved) for each partition that was committed (group_service).
+
+Authorization: READ on the group (else GROUP_AUTHORIZATION_FAILED on every partition), and READ
+on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions, before existence is checked).
 """
 
 from __future__ import annotations
 
 from kafkapy.coordinator.group.offsets import CommitOffset
 
+from ..authorization import READ, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import UNKNOWN_TOPIC, ms, now_ms, partition_exists, service
+from .group_common import (
+    GROUP_DENIED,
+    TOPIC_DENIED,
+    UNKNOWN_TOPIC,
+    group_denied,
+    ms,
+    now_ms,
+    partition_exists,
+    service,
+)
 
 
 @api("OffsetCommit")
@@ -31,9 +44,18 @@ async def handle(ctx, request):
     svc = service(ctx)
     offsets = {}
     errors = {}
+    denied = group_denied(ctx, request.group_id)
+    names = () if denied else (t.name for t in request.topics)
+    allowed = authorized_names(ctx, READ, TOPIC, names)
     for t in request.topics:
         for p in t.partitions:
             tp = (t.name, p.partition_index)
+            if denied:
+                errors[tp] = GROUP_DENIED
+                continue
+            if t.name not in allowed:
+                errors[tp] = TOPIC_DENIED
+                continue
             if not partition_exists(ctx, t.name, p.partition_index):
                 errors[tp] = UNKNOWN_TOPIC
                 continue

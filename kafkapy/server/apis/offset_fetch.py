@@ -9,27 +9,52 @@ before the transaction coordinator does. v9 carries a member id and epoch per gr
 consumer-protocol group they must name a member at its current epoch (UNKNOWN_MEMBER_ID,
 STALE_MEMBER_EPOCH), unless both are absent (-1, null: admin clients). Errors: NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS, INVALID_GROUP_ID.
+
+Authorization: DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED for it) and on each topic:
+asked-for topics the request may not describe get TOPIC_AUTHORIZATION_FAILED on their partitions,
+and a request for all of a group's offsets leaves those topics out.
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DESCRIBE, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import coordinator
+from .group_common import GROUP_DENIED, TOPIC_DENIED, coordinator, group_denied
 
 
 def _fetch(ctx, group_id, topics, require_stable, member_id=None, member_epoch=-1):
-    wanted = None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
-    return coordinator(ctx).fetch_offsets(
+    """(group error, rows, topics denied): rows are (topic, partition, committed or None)."""
+    if group_denied(ctx, group_id, DESCRIBE):
+        return GROUP_DENIED, [], []
+    if topics is None:
+        err, rows = coordinator(ctx).fetch_offsets(
+            group_id, None, require_stable, member_id=member_id, member_epoch=member_epoch
+        )
+        if ctx.broker.authorizer is not None and not err:
+            allowed = authorized_names(ctx, DESCRIBE, TOPIC, {r[0] for r in rows})
+            rows = [r for r in rows if r[0] in allowed]
+        return err, rows, []
+    allowed = authorized_names(ctx, DESCRIBE, TOPIC, (t.name for t in topics))
+    denied = [t for t in topics if t.name not in allowed]
+    wanted = [(t.name, list(t.partition_indexes)) for t in topics if t.name in allowed]
+    err, rows = coordinator(ctx).fetch_offsets(
         group_id, wanted, require_stable, member_id=member_id, member_epoch=member_epoch
     )
+    if not err:
+        rows = list(rows) + [(t.name, p, TOPIC_DENIED) for t in denied for p in t.partition_indexes]
+    return err, rows, denied
 
 
 def _topics(ctx, names, rows, group_error, topic_cls, part_cls):
     by_topic: dict[str, list] = {}
     for topic, partition, om in rows:
+        if om is TOPIC_DENIED:
+            error, om = TOPIC_DENIED, None
+        else:
+            error = group_error if ctx.version < 2 else ErrorCode.none
         by_topic.setdefault(topic, []).append(
             build(
                 part_cls,
@@ -37,7 +62,7 @@ def _topics(ctx, names, rows, group_error, topic_cls, part_cls):
                 committed_offset=om.offset if om else -1,
                 committed_leader_epoch=om.leader_epoch if om else -1,
                 metadata=om.metadata if om else "",
-                error_code=group_error if ctx.version < 2 else ErrorCode.none,
+                error_code=error,
             )
         )
     if group_error and ctx.version < 2 and names is not None:
@@ -62,7 +87,7 @@ async def handle(ctx, request):
     if ctx.version >= 8:
         groups = []
         for g in request.groups:
-            err, rows = _fetch(
+            err, rows, _ = _fetch(
                 ctx,
                 g.group_id,
                 g.topics,
@@ -87,7 +112,7 @@ async def handle(ctx, request):
             )
         return build(R.OffsetFetchResponse, throttle_time=THROTTLE_NONE, groups=tuple(groups))
     require_stable = getattr(request, "require_stable", False)
-    err, rows = _fetch(ctx, request.group_id, request.topics, require_stable)
+    err, rows, _ = _fetch(ctx, request.group_id, request.topics, require_stable)
     return build(
         R.OffsetFetchResponse,
         throttle_time=THROTTLE_NONE,
