@@ -73,6 +73,19 @@ class RawClient:
         value, _ = entity_reader(resp_cls)(frame, pos)
         return value
 
+    def sasl_plain(self, username: str, password: str) -> RawClient:
+        """Authenticate with SASL/PLAIN (SaslHandshake v1, SaslAuthenticate v2); AssertionError
+        when the broker refuses."""
+        from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
+        from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
+
+        hs = self.request(SaslHandshakeRequest(mechanism="PLAIN"))
+        assert hs.error_code == 0, hs
+        token = b"\0" + username.encode() + b"\0" + password.encode()
+        auth = self.request(SaslAuthenticateRequest(auth_bytes=token))
+        assert auth.error_code == 0, auth
+        return self
+
     def is_closed_by_peer(self, timeout: float = 5.0) -> bool:
         """True if the broker closes the connection (reads EOF) within the timeout."""
         self.sock.settimeout(timeout)
