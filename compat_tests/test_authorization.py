@@ -37,11 +37,10 @@ from kafkapy.security.authorizer import operations_from_bit_field
 from kafkapy.testing import BrokerProcess, free_port
 
 from .rawclient import RawClient
+from .secure_setup import plain_jaas, sasl_conf
 
 USERS = {name: f"{name}-secret" for name in ("admin", "alice", "bob", "carol", "dave", "erin")}
-JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required " + " ".join(
-    f'user_{u}="{p}"' for u, p in USERS.items()
-) + ";"
+JAAS = plain_jaas(USERS, me=None)
 
 
 def secured_overrides(port: int) -> dict[str, str]:
@@ -76,14 +75,9 @@ def kp(user: str) -> dict[str, str]:
     }
 
 
-def ck(user: str) -> dict[str, str]:
+def ck(broker: BrokerProcess, user: str, **extra: object) -> dict:
     """confluent-kafka settings for a SASL/PLAIN user."""
-    return {
-        "security.protocol": "SASL_PLAINTEXT",
-        "sasl.mechanisms": "PLAIN",
-        "sasl.username": user,
-        "sasl.password": USERS[user],
-    }
+    return sasl_conf(broker.bootstrap, "PLAIN", user, USERS[user], **extra)
 
 
 def admin_client(broker: BrokerProcess, user: str = "admin") -> KafkaAdminClient:
@@ -208,7 +202,7 @@ def test_acl_apis_with_confluent(secured: BrokerProcess) -> None:
     )
     from confluent_kafka.admin import ResourceType as RT
 
-    admin = AdminClient({"bootstrap.servers": secured.bootstrap, **ck("admin")})
+    admin = AdminClient(ck(secured, "admin"))
     prefix = unique("ck")
     bindings = [
         AclBinding(RT.TOPIC, prefix, ResourcePatternType.PREFIXED, "User:carol", "*",
@@ -226,7 +220,7 @@ def test_acl_apis_with_confluent(secured: BrokerProcess) -> None:
     assert sorted(b.name for b in deleted.result(10)) == [prefix, f"{prefix}-tx"]
     assert admin.describe_acls(by_carol, request_timeout=10).result(10) == []
     # not a super user and no ALTER on the cluster: CLUSTER_AUTHORIZATION_FAILED
-    carol = AdminClient({"bootstrap.servers": secured.bootstrap, **ck("carol")})
+    carol = AdminClient(ck(secured, "carol"))
     with pytest.raises(KafkaException) as info:
         for f in carol.create_acls(bindings[:1], request_timeout=10).values():
             f.result(10)
@@ -338,7 +332,7 @@ def test_admin_requests_are_refused_without_acls(secured: BrokerProcess) -> None
             bob.create_topics([NewTopic(unique("bob-new"), 1, 1)])
         with pytest.raises(TopicAuthorizationFailedError):
             bob.delete_topics([mine])
-        confluent = AdminClient({"bootstrap.servers": secured.bootstrap, **ck("bob")})
+        confluent = AdminClient(ck(secured, "bob"))
         for kind, name, code in (("BROKER", "0", ErrorCode.cluster_authorization_failed),
                                  ("TOPIC", mine, ErrorCode.topic_authorization_failed)):
             [future] = confluent.describe_configs([ConfigResource(kind, name)]).values()
@@ -387,12 +381,10 @@ def test_transactional_and_idempotent_producers(secured: BrokerProcess) -> None:
         assert init(None) == ErrorCode.none  # WRITE on some topic (authorizeByResourceType)
         assert init("tx-carol") != ErrorCode.transactional_id_authorization_failed
     # real clients: an idempotent producer works, a transactional id without ACL is refused
-    producer = Producer({"bootstrap.servers": secured.bootstrap, "enable.idempotence": True,
-                         **ck("carol")})
+    producer = Producer(ck(secured, "carol", **{"enable.idempotence": True}))
     producer.produce(topic, b"v")
     assert producer.flush(15) == 0
-    txn = Producer({"bootstrap.servers": secured.bootstrap, "transactional.id": "tx-other",
-                    **ck("carol")})
+    txn = Producer(ck(secured, "carol", **{"transactional.id": "tx-other"}))
     with pytest.raises(KafkaException) as info:
         txn.init_transactions(15)
     assert info.value.args[0].code() == ErrorCode.transactional_id_authorization_failed

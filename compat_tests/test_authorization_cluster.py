@@ -34,14 +34,10 @@ from kafkapy.testing_cluster import BROKERS, broker_overrides
 from kafkapy.testing_zk import ZooKeeperServer
 
 from .rawclient import RawClient
+from .secure_setup import plain_jaas
 
 USERS = {"broker": "broker-secret", "admin": "admin-secret", "alice": "alice-secret"}
-JAAS = (
-    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-    'username="broker" password="broker-secret" '
-    + " ".join(f'user_{u}="{p}"' for u, p in USERS.items())
-    + ";"
-)
+JAAS = plain_jaas(USERS, me=("broker", USERS["broker"]))  # users, and the brokers' own login
 
 
 @pytest.fixture(scope="module")
