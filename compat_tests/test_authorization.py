@@ -8,6 +8,8 @@ of one test do not decide another's. ``admin`` is a super user; the others start
 from __future__ import annotations
 
 import datetime
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 
@@ -413,3 +415,63 @@ def test_cluster_operations_and_super_user(secured: BrokerProcess) -> None:
     producer = KafkaProducer(bootstrap_servers=secured.bootstrap, **kp("admin"))
     producer.send(name, b"x").get(10)
     producer.close(timeout=5)
+
+
+# --- kafka-acls.sh -------------------------------------------------------------------------------
+
+
+def kafka_acls(broker: BrokerProcess, config: str, *args: str, stdin: str = "") -> tuple[int, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "kafkapy.cli.main", "acls", "--bootstrap-server",
+         broker.bootstrap, "--command-config", config, *args],
+        input=stdin, capture_output=True, text=True, timeout=60,
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_kafka_acls_round_trip(secured: BrokerProcess, tmp_path) -> None:
+    config = tmp_path / "admin.properties"
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required '
+        'username="admin" password="admin-secret";\n'
+    )
+    topic, group = unique("cli"), unique("cli-g")
+    make_topics(secured, topic)
+    code, out = kafka_acls(secured, str(config), "--add", "--allow-principal", "User:erin",
+                           "--consumer", "--topic", topic, "--group", group)
+    assert code == 0, out
+    pattern = f"ResourcePattern(resourceType=TOPIC, name={topic}, patternType=LITERAL)"
+    assert out.splitlines()[:3] == [
+        f"Adding ACLs for resource `ResourcePattern(resourceType=GROUP, name={group}, "
+        "patternType=LITERAL)`: ",
+        " \t(principal=User:erin, host=*, operation=READ, permissionType=ALLOW) ",
+        "",
+    ]
+    assert f"Adding ACLs for resource `{pattern}`: \n \t(principal=User:erin, host=*, " \
+           "operation=READ, permissionType=ALLOW)\n\t(principal=User:erin, host=*, " \
+           "operation=DESCRIBE, permissionType=ALLOW) \n" in out
+    code, out = kafka_acls(secured, str(config), "--list", "--topic", topic)
+    assert code == 0 and out.startswith(f"Current ACLs for resource `{pattern}`: \n"), out
+    # the ACLs apply: erin consumes with her group
+    producer = KafkaProducer(bootstrap_servers=secured.bootstrap, **kp("admin"))
+    producer.send(topic, b"hello").get(10)
+    producer.close(timeout=5)
+    consumer = KafkaConsumer(topic, bootstrap_servers=secured.bootstrap, group_id=group,
+                             auto_offset_reset="earliest", consumer_timeout_ms=8000, **kp("erin"))
+    assert next(iter(consumer)).value == b"hello"
+    consumer.close()
+    # --remove asks first; "n" keeps them, --force does not ask
+    code, out = kafka_acls(secured, str(config), "--remove", "--topic", topic, stdin="n\n")
+    assert code == 0 and "Are you sure you want to delete all ACLs for resource filter" in out
+    assert pattern in kafka_acls(secured, str(config), "--list", "--topic", topic)[1]
+    code, out = kafka_acls(secured, str(config), "--remove", "--force", "--topic", topic,
+                           "--group", group)
+    assert code == 0, out
+    assert kafka_acls(secured, str(config), "--list", "--topic", topic, "--group", group) == (0, "")
+    # usage mistakes and refusals: one line, exit 1
+    code, out = kafka_acls(secured, str(config), "--add", "--allow-principal", "User:x",
+                           "--operation", "Write", "--group", group)
+    assert code == 1 and "ResourceType GROUP only supports operations" in out
+    code, out = kafka_acls(secured, str(tmp_path / "none.properties"), "--list")
+    assert code == 1 and "Error" in out and "Traceback" not in out

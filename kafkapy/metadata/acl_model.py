@@ -186,6 +186,13 @@ class ResourcePatternFilter:
     name: str | None
     pattern_type: PatternType
 
+    def __str__(self) -> str:
+        name = "<any>" if self.name is None else self.name
+        return (
+            f"ResourcePattern(resourceType={self.resource_type.name}, name={name}, "
+            f"patternType={self.pattern_type.name})"
+        )
+
     def matches(self, pattern: ResourcePattern) -> bool:
         if self.resource_type != ResourceType.ANY and self.resource_type != pattern.resource_type:
             return False
