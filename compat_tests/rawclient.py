@@ -28,9 +28,12 @@ def encode_request(entity: Any, correlation_id: int = 1, client_id: str = "rawcl
 
 
 class RawClient:
-    def __init__(self, bootstrap: str, timeout: float = 10.0) -> None:
+    def __init__(
+        self, bootstrap: str, timeout: float = 10.0, client_id: str = "rawclient"
+    ) -> None:
         host, port = bootstrap.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        self.client_id = client_id
         self._corr = 0
 
     def close(self) -> None:
@@ -61,7 +64,7 @@ class RawClient:
     def request(self, entity: Any) -> Any:
         """Send a request entity and decode its response with the matching kio schema."""
         self._corr += 1
-        self.send_frame(encode_request(entity, self._corr))
+        self.send_frame(encode_request(entity, self._corr, self.client_id))
         frame = self.recv_frame()
         api_key, version = entity.__api_key__, entity.__version__
         corr = struct.unpack(">i", frame[:4])[0]

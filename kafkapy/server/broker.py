@@ -40,6 +40,7 @@ from .log_maintenance import run_log_maintenance
 from .memory_pool import memory_pool
 from .notify import AppendNotifier
 from .producer_ids import ProducerIdAllocator
+from .quota_enforcement import BrokerQuotas
 from .registration import register_broker
 from .registry import load_all
 from .scram_cache import ScramCredentialCache
@@ -90,6 +91,7 @@ class Broker:
         # the ACL authorizer (server/authorization.py); None: every request is allowed
         self.authorizer = AclAuthorizer(config.authorizer) if config.authorizer else None
         self.acl_listener: AclChangeListener | None = None
+        self.client_quotas = BrokerQuotas(config)  # server/quota_enforcement.py
 
     def halt(self, exit_code: int) -> None:
         """Stop the broker (as on SIGTERM, but without moving leaderships) with this status."""
@@ -149,6 +151,7 @@ class Broker:
         self.log_dir_failures = LogDirFailureHandler(self)
         register_broker(self)  # waits out a killed predecessor's registration
         self.scram_credentials.load(self.store)
+        self.client_quotas.load(self.store)
         if not self.config.zookeeper_connect:
             # embedded: the lone broker is the controller
             self.controller_epoch = self.cluster.elect_controller(self.broker_id)
@@ -227,6 +230,7 @@ async def run_broker(config: BrokerConfig) -> int:
             await nursery.start(broker.idle.run)
             if broker.acl_listener is not None:
                 await nursery.start(broker.acl_listener.run)
+            broker.client_quotas.start()
             await nursery.start(broker.serve)
             nursery.start_soon(run_log_maintenance, broker)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

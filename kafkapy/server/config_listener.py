@@ -13,8 +13,8 @@ notification at startup) that applies each changed entity:
   broker's dynamic configs, on that broker only; either reconfigures every open log;
 * ``users/<user>``: the user's SCRAM credentials replace those in the broker's credential cache
   (server/scram_cache.py), so SASL/SCRAM logins on every broker use the new password at once;
-* ``users/..``, ``clients/..``, ``ips/..``: client quotas are stored and described, not enforced,
-  so there is nothing else to apply.
+* ``users/..``, ``clients/..``, ``ips/..``: client quotas, handed to the broker's quota
+  enforcement (server/quota_enforcement.py), so new limits apply on every broker at once.
 
 Each value carries its znode's mzxid, so a read older than what the broker already holds (for
 example its own write, applied when it was made) is ignored. Every poll also purges notifications
@@ -67,11 +67,11 @@ class ConfigChangeListener(ChangeListener):
             if taken and before != (b.dynamic_configs, b.dynamic_default_configs):
                 log.info("dynamic broker configs of %s are now %s", name, change.configs)
         elif kind == "users" and "/" not in name and name != DEFAULT_ENTITY:
-            # the user's SCRAM credentials (its client quotas are stored, not enforced)
+            # the user's SCRAM credentials, and its client quotas
             taken = self.broker.scram_credentials.update(desanitize(name), change.configs)
+            taken = self.broker.client_quotas.apply_change(kind, name, change.configs) or taken
         elif kind in QUOTA_ENTITY_TYPES:
-            log.debug("client quota change %s (stored, not enforced)", change.entity_path)
-            taken = False
+            taken = self.broker.client_quotas.apply_change(kind, name, change.configs)
         else:
             log.warning("config change for unknown entity type %s ignored", change.entity_path)
             taken = False

@@ -12,7 +12,8 @@ with Kafka's rules and error codes (INVALID_REQUEST unless noted):
   must be integral (within 1e-6); removing a key is never checked.
 Unless validate_only, the entity's config znode (/config/users/.., /config/clients/..,
 /config/ips/..; see kafkapy.metadata.client_quotas) is rewritten with a change notification.
-Quotas are stored and described, not enforced.
+The new quotas apply on this broker at once (server/quota_enforcement.py) and on the others when
+they see the notification.
 
 Authorization: ALTER_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED on every entry).
 """
@@ -135,6 +136,7 @@ async def handle(ctx, request):
             props = apply_ops(entity, cq.read(store, entity), entry.ops)
             if not request.validate_only:
                 cq.write(store, entity, props)
+                ctx.broker.client_quotas.apply(entity, props)
                 log.info("client quotas altered entity=%s configs=%s", entity, props)
         except QuotaError as e:
             code, message = e.code, e.message

@@ -27,6 +27,11 @@ Authorization (with an authorizer): a follower's fetch needs CLUSTER_ACTION on t
 every partition gets TOPIC_AUTHORIZATION_FAILED and nothing is recorded as its progress); a
 consumer's needs READ on each topic (TOPIC_AUTHORIZATION_FAILED; an unknown topic id is still
 UNKNOWN_TOPIC_ID, as in Kafka).
+
+Quotas (server/quota_enforcement.py), consumers only: max_bytes is capped at what one quota window
+of the consumer byte rate allows; the response's size counts against it (and the handler time
+against the request quota). A throttled fetch is answered without data, with the throttle time,
+and the connection is muted for it, as Kafka does.
 """
 
 from __future__ import annotations
@@ -90,9 +95,11 @@ def replica_id_of(version, request) -> int:
     return int(getattr(request, "replica_id", -1))
 
 
-def _read_all(broker, version, request, topics_req, replica_id=-1, refused=None, denied=None):
+def _read_all(
+    broker, version, request, topics_req, replica_id=-1, refused=None, denied=None, max_bytes=None
+):
     """One pass over the requested partitions. Returns (topic results, bytes, any error)."""
-    remaining = request.max_bytes if version >= 3 else 2**31 - 1
+    remaining = request.max_bytes if max_bytes is None else max_bytes
     replicas = broker.replicas
     from_replica = replica_id >= 0 and replicas is not None
     total = 0
@@ -177,6 +184,8 @@ async def handle(ctx, request):
     deadline = trio.current_time() + max(max_wait, 0.0)
     replica_id = replica_id_of(version, request)
     denied = _denied_topics(ctx, version, request, replica_id)
+    quotas = broker.client_quotas if broker.client_quotas.enabled and replica_id < 0 else None
+    max_bytes = quotas.fetch_max_bytes(ctx, request.max_bytes) if quotas else None
     refused = {}
     if replica_id >= 0 and broker.replicas is not None and denied is None:
         # a follower's fetch: its fetch offset is its log end offset (moves the HW, the ISR)
@@ -193,12 +202,17 @@ async def handle(ctx, request):
     while True:
         waiter = broker.appended.waiter()
         results, total, errors = _read_all(
-            broker, version, request, request.topics, replica_id, refused, denied
+            broker, version, request, request.topics, replica_id, refused, denied, max_bytes
         )
         if total >= request.min_bytes or errors or trio.current_time() >= deadline:
             break
         with trio.move_on_at(deadline):
             await waiter.wait()
+    if quotas is not None:
+        size = RawResponse(encode_fetch_response(version, results)).size
+        throttle = quotas.fetch_throttle(ctx, size)
+        if throttle:
+            return RawResponse(encode_fetch_response(version, [], throttle_ms=throttle))
     return RawResponse(encode_fetch_response(version, _own_regions(results)))
 
 

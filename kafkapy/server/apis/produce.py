@@ -35,6 +35,10 @@ Authorization (with an authorizer), as Kafka checks it first: a request with tra
 batches needs WRITE on its transactional id (else every partition gets
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and each topic WRITE (else TOPIC_AUTHORIZATION_FAILED,
 whether or not the topic exists; its partitions are not verified with the coordinator).
+
+Quotas (server/quota_enforcement.py): the request's size counts against the producer byte rate
+and, unless acks=0, its handler time against the request quota; the response carries the throttle
+time and the connection is muted for it (acks=0: muted only).
 """
 
 from __future__ import annotations
@@ -255,11 +259,14 @@ async def handle(ctx, _request):
                 failed = True
             parts.append(PartitionResponse(pd.index, err, base, append_time, start, msg))
         topics.append((td.name, parts))
+    throttle = 0
+    if broker.client_quotas.enabled:
+        throttle = broker.client_quotas.produce_throttle(ctx, len(ctx.frame), acks)
     if acks == 0:
         if failed:
             raise CloseConnection("acks=0 produce request failed")
         return NO_RESPONSE
-    return RawResponse([encode_produce_response(ctx.version, topics)])
+    return RawResponse([encode_produce_response(ctx.version, topics, throttle_ms=throttle)])
 
 
 def _error_response(ctx, request, code: ErrorCode):
