@@ -33,13 +33,12 @@ from kafka.errors import (
     TopicAuthorizationFailedError,
 )
 
+from compat_tests.rawclient import RawClient
+from compat_tests.security.helpers import plain_jaas, sasl_conf
 from kafkapy.metadata.acl_model import AclOperation as Op
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.security.authorizer import operations_from_bit_field
 from kafkapy.testing import BrokerProcess, free_port
-
-from .rawclient import RawClient
-from .secure_setup import plain_jaas, sasl_conf
 
 USERS = {name: f"{name}-secret" for name in ("admin", "alice", "bob", "carol", "dave", "erin")}
 JAAS = plain_jaas(USERS, me=None)

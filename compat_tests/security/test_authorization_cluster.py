@@ -28,13 +28,12 @@ from kafka.admin import (
 )
 from kazoo.client import KazooClient
 
+from compat_tests.rawclient import RawClient
+from compat_tests.security.helpers import plain_jaas
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.testing import BrokerProcess, free_port
 from kafkapy.testing_cluster import BROKERS, broker_overrides
 from kafkapy.testing_zk import ZooKeeperServer
-
-from .rawclient import RawClient
-from .secure_setup import plain_jaas
 
 USERS = {"broker": "broker-secret", "admin": "admin-secret", "alice": "alice-secret"}
 JAAS = plain_jaas(USERS, me=("broker", USERS["broker"]))  # users, and the brokers' own login
