@@ -332,3 +332,37 @@ class _Kept:
 
     def __exit__(self, *exc: object) -> None:
         pass
+
+
+def test_broker_wide_connection_creation_rate_is_a_dynamic_config(broker: BrokerProcess) -> None:
+    """max.connection.creation.rate set at run time: new connections beyond the rate are served
+    late, never refused."""
+    from kio.schema.api_versions.v3.request import ApiVersionsRequest
+    from kio.schema.incremental_alter_configs.v1 import request as iac
+
+    def set_rate(value: str | None) -> None:
+        with RawClient(broker.bootstrap) as c:
+            resp = c.request(iac.IncrementalAlterConfigsRequest(
+                resources=(iac.AlterConfigsResource(
+                    resource_type=4, resource_name="0",
+                    configs=(iac.AlterableConfig(name="max.connection.creation.rate",
+                                                 config_operation=0 if value else 1,
+                                                 value=value),),
+                ),),
+                validate_only=False,
+            ))
+        assert resp.responses[0].error_code == ErrorCode.none, resp
+
+    set_rate("4")
+    try:
+        start, latencies = time.monotonic(), []
+        for _ in range(10):  # 4/s over the first window: the later ones wait
+            with RawClient(broker.bootstrap) as c:
+                resp = c.request(ApiVersionsRequest(client_software_name="t",
+                                                    client_software_version="1"))
+                assert resp.error_code == ErrorCode.none
+                latencies.append(time.monotonic() - start)
+        assert latencies[0] < 0.5 and latencies[-1] >= 0.5, latencies
+    finally:
+        time.sleep(1.1)  # let the connection above be accepted at the rate before resetting
+        set_rate(None)
