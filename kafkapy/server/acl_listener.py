@@ -53,8 +53,8 @@ class AclChangeListener(ChangeListener):
 
     def apply(self, item: tuple[ResourcePattern, frozenset[AccessControlEntry]]) -> bool:
         pattern, entries = item
-        if self.authorizer.acls_of(pattern) != entries:
-            log.info("ACLs of %s are now %s", pattern, ", ".join(sorted(map(str, entries))))
+        if self.authorizer.acls_of(pattern) != entries:  # the writing broker logs at INFO
+            log.debug("ACLs of %s are now %s", pattern, ", ".join(sorted(map(str, entries))))
         self.authorizer.set_acls(pattern, entries)
         self.applied += 1
         return True
