@@ -28,9 +28,12 @@ def encode_request(entity: Any, correlation_id: int = 1, client_id: str = "rawcl
 
 
 class RawClient:
-    def __init__(self, bootstrap: str, timeout: float = 10.0) -> None:
+    def __init__(
+        self, bootstrap: str, timeout: float = 10.0, client_id: str = "rawclient"
+    ) -> None:
         host, port = bootstrap.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        self.client_id = client_id
         self._corr = 0
 
     def close(self) -> None:
@@ -61,7 +64,7 @@ class RawClient:
     def request(self, entity: Any) -> Any:
         """Send a request entity and decode its response with the matching kio schema."""
         self._corr += 1
-        self.send_frame(encode_request(entity, self._corr))
+        self.send_frame(encode_request(entity, self._corr, self.client_id))
         frame = self.recv_frame()
         api_key, version = entity.__api_key__, entity.__version__
         corr = struct.unpack(">i", frame[:4])[0]
@@ -72,6 +75,19 @@ class RawClient:
         resp_cls = load_response_schema(api_key, version)
         value, _ = entity_reader(resp_cls)(frame, pos)
         return value
+
+    def sasl_plain(self, username: str, password: str) -> RawClient:
+        """Authenticate with SASL/PLAIN (SaslHandshake v1, SaslAuthenticate v2); AssertionError
+        when the broker refuses."""
+        from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
+        from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
+
+        hs = self.request(SaslHandshakeRequest(mechanism="PLAIN"))
+        assert hs.error_code == 0, hs
+        token = b"\0" + username.encode() + b"\0" + password.encode()
+        auth = self.request(SaslAuthenticateRequest(auth_bytes=token))
+        assert auth.error_code == 0, auth
+        return self
 
     def is_closed_by_peer(self, timeout: float = 5.0) -> bool:
         """True if the broker closes the connection (reads EOF) within the timeout."""

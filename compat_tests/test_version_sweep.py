@@ -2211,6 +2211,35 @@ def check_describe_user_scram_credentials(env: Env, v: int) -> None:
     assert missing.error_code == E.resource_not_found, missing
 
 
+_ACL = {"resource_type": 2, "resource_name": SWEEP, "principal": "User:alice", "host": "*",
+        "operation": 3, "permission_type": 3}
+_ACL_FILTER = {"resource_type_filter": 2, "resource_name_filter": SWEEP, "pattern_type_filter": 3,
+               "principal_filter": None, "host_filter": None, "operation": 1,
+               "permission_type": 1}
+
+
+def check_describe_acls(env: Env, v: int) -> None:
+    """Without an authorizer (authorizer.class.name unset) the ACL APIs answer SECURITY_DISABLED,
+    as Kafka; the ACL semantics are in compat_tests/security/test_authorization.py."""
+    resp = env.request(make("DescribeAcls", v, env, **_ACL_FILTER))
+    assert (resp.error_code, resp.resources) == (E.security_disabled, ()), resp
+    assert resp.error_message == "No Authorizer is configured on the broker"
+
+
+def check_create_acls(env: Env, v: int) -> None:
+    resp = env.request(
+        make("CreateAcls", v, env, creations=[{**_ACL, "resource_pattern_type": 3}] * 2)
+    )
+    assert [r.error_code for r in resp.results] == [E.security_disabled] * 2, resp
+
+
+def check_delete_acls(env: Env, v: int) -> None:
+    resp = env.request(make("DeleteAcls", v, env, filters=[_ACL_FILTER]))
+    assert [(r.error_code, r.matching_acls) for r in resp.filter_results] == [
+        (E.security_disabled, ())
+    ], resp
+
+
 CHECKS = {
     "Produce": check_produce,
     "Fetch": check_fetch,
@@ -2259,6 +2288,9 @@ CHECKS = {
     "SaslAuthenticate": check_sasl_authenticate,
     "AlterUserScramCredentials": check_alter_user_scram_credentials,
     "DescribeUserScramCredentials": check_describe_user_scram_credentials,
+    "DescribeAcls": check_describe_acls,
+    "CreateAcls": check_create_acls,
+    "DeleteAcls": check_delete_acls,
 }
 
 

@@ -16,8 +16,10 @@ from kafkapy.metadata.cluster import ClusterMetadata
 from kafkapy.metadata.config_notifications import ConfigChange
 from kafkapy.metadata.embedded import EmbeddedStore
 from kafkapy.security.scram import MECHANISMS, ScramCredential
+from kafkapy.server.config import BrokerConfig
 from kafkapy.server.config_changes import apply_broker_configs
 from kafkapy.server.config_listener import ConfigChangeListener
+from kafkapy.server.quota_enforcement import BrokerQuotas
 from kafkapy.server.scram_cache import ScramCredentialCache
 from kafkapy.server.topics import TopicRegistry
 from kafkapy.storage.config import LogConfig
@@ -36,6 +38,7 @@ def broker(tmp_path: Path) -> Iterator[Any]:
     b = SimpleNamespace(
         store=store, cluster=cluster, logs=logs, broker_id=ME, broker_props={}, replicas=None,
         dynamic_configs={}, dynamic_default_configs={}, dynamic_config_zxids={}, topics=None,
+        client_quotas=BrokerQuotas(BrokerConfig()),
         scram_credentials=ScramCredentialCache(),
     )
     b.topics = TopicRegistry(b)  # type: ignore[arg-type]
@@ -132,10 +135,12 @@ def test_broker_configs_apply_to_their_broker_and_keep_the_newest(broker: Any) -
     assert apply_broker_configs(broker, str(ME), {"log.retention.ms": "1"}, 6)
     assert broker.dynamic_configs == {"log.retention.ms": "1"}
     listener = ConfigChangeListener(broker)
-    assert not listener.apply(ConfigChange("users", "alice", {"producer_byte_rate": "1"}, 7))
+    # a user's client quota reaches the broker's quota enforcement
+    assert listener.apply(ConfigChange("users", "alice", {"producer_byte_rate": "1"}, 7))
+    assert broker.client_quotas.produce.quota_for("alice", "any-client") == 1.0
     assert not listener.apply(ConfigChange("nonsense", "x", {}, 8))
     assert listener.apply(ConfigChange("brokers", "<default>", {}, 9))
-    assert broker.dynamic_default_configs == {} and listener.applied == 1
+    assert broker.dynamic_default_configs == {} and listener.applied == 2
     # a user's SCRAM credential reaches the broker's credential cache (name sanitized in paths)
     cred = ScramCredential.from_password(MECHANISMS["SCRAM-SHA-256"], "pw")
     assert listener.apply(ConfigChange("users", "a%40b", {"SCRAM-SHA-256": cred.to_config()}, 10))

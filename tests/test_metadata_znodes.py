@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kafkapy.metadata import acls
 from kafkapy.metadata import znodes as zn
 from kafkapy.metadata.models import (
     BrokerInfo,
@@ -29,15 +30,16 @@ from kafkapy.metadata.uuids import (
 SPEC = json.loads(
     (Path(__file__).parent.parent / "protocol_specs" / "znodes.json").read_text()
 )["znodes"]
+ALL = {**zn.ALL, **acls.ALL}  # the ACL znode kinds live in kafkapy.metadata.acls
 
 
 def test_spec_lists_every_znode_kind() -> None:
-    assert set(SPEC) == set(zn.ALL)
+    assert set(SPEC) == set(ALL)
 
 
 @pytest.mark.parametrize("name", sorted(SPEC))
 def test_spec_path_and_mode_match_code(name: str) -> None:
-    spec, node = SPEC[name], zn.ALL[name]
+    spec, node = SPEC[name], ALL[name]
     assert node.TEMPLATE == spec["path"]
     assert node.MODE == spec["mode"]
     args = [f"x{i}" for i, (_, f, _, _) in enumerate(string.Formatter().parse(spec["path"])) if f]
@@ -49,7 +51,7 @@ def test_spec_path_and_mode_match_code(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(n for n in SPEC if SPEC[n]["format"] == "json"))
 def test_spec_example_round_trips(name: str) -> None:
-    spec, node = SPEC[name], zn.ALL[name]
+    spec, node = SPEC[name], ALL[name]
     raw = json.dumps(spec["example"]).encode()
     again = json.loads(node.encode(node.decode(raw)))  # type: ignore[call-arg]
     assert again == spec["example"]
@@ -61,7 +63,10 @@ def test_integer_and_empty_formats() -> None:
     assert zn.CONTROLLER_EPOCH.decode(b"7") == 7
     for name, spec in SPEC.items():
         if spec["format"] == "empty":
-            assert zn.ALL[name].encode() == b""
+            assert ALL[name].encode() == b""
+        if spec["format"] == "text":
+            node = ALL[name]
+            assert node.encode(node.decode(spec["example"].encode())).decode() == spec["example"]
 
 
 def test_broker_registration_document() -> None:

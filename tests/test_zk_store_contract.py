@@ -7,6 +7,7 @@ so "/" is a fresh, empty root for every test exactly as in a new embedded store.
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -14,8 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from kafkapy.metadata import acls
 from kafkapy.metadata import client_quotas as cq
 from kafkapy.metadata import znodes as zn
+from kafkapy.metadata.acl_model import (
+    AccessControlEntry,
+    AclOperation,
+    PatternType,
+    PermissionType,
+    ResourcePattern,
+    ResourceType,
+)
 from kafkapy.metadata.cluster import ClusterMetadata
 from kafkapy.metadata.config_notifications import ABSENT, ConfigChangeFeed
 from kafkapy.metadata.embedded import EmbeddedStore
@@ -487,3 +497,66 @@ def test_config_change_feed_purges_expired_notifications(store: MetadataStore) -
     assert [c.configs for c in feed.poll()] == [{"x": "3"}]
     assert feed.purge(ctime + 10**9, [f"/config/changes/{n}" for n in _changes(store)]) == 3
     assert _changes(store) == []
+
+
+# --- ACLs (kafkapy.metadata.acls): Kafka's /kafka-acl layout and change notifications -----------
+
+
+def test_acls_are_stored_in_kafkas_layout_with_notifications(backend: Backend) -> None:
+    store = backend.open()
+    # another broker's session (the embedded store has one writer: the same session)
+    other = backend.open() if backend.name == "zookeeper" else store
+    acls.ensure_paths(store)
+    feeds = acls.change_feeds(other)
+    assert [f.poll() for f in feeds] == [[], []]
+    alice_read = AccessControlEntry("User:alice", "*", AclOperation.READ, PermissionType.ALLOW)
+    bob_deny = AccessControlEntry("User:bob", "10.0.0.1", AclOperation.WRITE, PermissionType.DENY)
+    topic = ResourcePattern(ResourceType.TOPIC, "orders", PatternType.LITERAL)
+    prefix = ResourcePattern(ResourceType.GROUP, "pay", PatternType.PREFIXED)
+    acls.update_acls(store, topic, lambda cur: cur | {alice_read})
+    before, after = acls.update_acls(store, topic, lambda cur: cur | {bob_deny})
+    assert before == {alice_read} and after == {alice_read, bob_deny}
+    acls.update_acls(store, prefix, lambda cur: cur | {alice_read})
+    doc = json.loads(store.get("/kafka-acl/Topic/orders")[0])
+    assert doc == {"version": 1, "acls": [
+        {"principal": "User:alice", "permissionType": "Allow", "operation": "Read", "host": "*"},
+        {"principal": "User:bob", "permissionType": "Deny", "operation": "Write",
+         "host": "10.0.0.1"},
+    ]}
+    assert store.exists("/kafka-acl-extended/prefixed/Group/pay") is not None
+    assert store.get("/kafka-acl-changes/acl_changes_0000000000")[0] == b"TOPIC:orders"
+    assert json.loads(store.get("/kafka-acl-extended-changes/acl_changes_0000000000")[0]) == {
+        "version": 1, "resourceType": "GROUP", "name": "pay", "patternType": "PREFIXED"}
+    # the other broker: one change per pattern, with the ACLs as stored now
+    assert [f.poll() for f in feeds] == [[(topic, after)], [(prefix, {alice_read})]]
+    assert acls.read_all(other) == {topic: after, prefix: {alice_read}}
+    # an unchanged set writes nothing; removing the last ACL deletes the znode
+    acls.update_acls(store, topic, lambda cur: cur)
+    acls.update_acls(store, prefix, lambda cur: frozenset())
+    assert store.exists("/kafka-acl-extended/prefixed/Group/pay") is None
+    assert [f.poll() for f in feeds] == [[], [(prefix, frozenset())]]
+    assert acls.read_all(other) == {topic: after}
+
+
+def test_acl_updates_retry_on_concurrent_writes(store: MetadataStore) -> None:
+    acls.ensure_paths(store)
+    topic = ResourcePattern(ResourceType.TOPIC, "t", PatternType.LITERAL)
+    entries = [
+        AccessControlEntry(f"User:u{i}", "*", AclOperation.READ, PermissionType.ALLOW)
+        for i in range(8)
+    ]
+    errors: list[BaseException] = []
+
+    def add(entry: AccessControlEntry) -> None:
+        try:
+            acls.update_acls(store, topic, lambda cur: cur | {entry})
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=add, args=(e,)) for e in entries]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert acls.read_acls(store, topic)[0] == frozenset(entries)  # no write lost

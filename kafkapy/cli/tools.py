@@ -14,6 +14,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "console-consumer": ("kafkapy.cli.console_consumer", "print records to stdout"),
     "consumer-groups": ("kafkapy.cli.consumer_groups", "list, describe, reset and delete groups"),
     "configs": ("kafkapy.cli.configs", "describe and alter topic and broker configs"),
+    "acls": ("kafkapy.cli.acls", "add, remove and list ACLs"),
     "get-offsets": ("kafkapy.cli.get_offsets", "print partition offsets (earliest/latest/time)"),
     "delete-records": ("kafkapy.cli.delete_records", "delete records below given offsets"),
     "broker-api-versions": ("kafkapy.cli.broker_api_versions", "list each broker's API versions"),

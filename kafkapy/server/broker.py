@@ -3,7 +3,8 @@
 Startup: open the log directories (recovering after an unclean stop), open the metadata store,
 ensure the cluster id, register this broker and take the controller role (single-broker embedded
 mode), open or create the logs of every partition assigned here, watch config change
-notifications (server/config_listener.py), then accept connections. On shutdown (SIGINT/SIGTERM)
+notifications (server/config_listener.py) and, with an authorizer, load the ACLs and watch their
+changes (server/acl_listener.py), then accept connections. On shutdown (SIGINT/SIGTERM)
 connections stop being accepted, logs are flushed and checkpointed and a clean-shutdown marker is
 written, so the next start skips recovery. A broker whose every log directory failed stops
 itself with exit status 1 (server/log_dir_failures.py).
@@ -23,9 +24,11 @@ import trio
 from kafkapy.metadata.cluster import ClusterMetadata
 from kafkapy.metadata.embedded import EmbeddedStore
 from kafkapy.metadata.models import Endpoint
+from kafkapy.security.authorizer import AclAuthorizer
 from kafkapy.server.config import BrokerConfig
 from kafkapy.storage.log_manager import LogManager
 
+from .acl_listener import AclChangeListener
 from .config_listener import ConfigChangeListener
 from .connection_limit_configs import apply_connection_limits
 from .connection_quotas import ConnectionQuotas
@@ -37,6 +40,7 @@ from .log_maintenance import run_log_maintenance
 from .memory_pool import memory_pool
 from .notify import AppendNotifier
 from .producer_ids import ProducerIdAllocator
+from .quota_enforcement import BrokerQuotas
 from .registration import register_broker
 from .registry import load_all
 from .scram_cache import ScramCredentialCache
@@ -90,6 +94,12 @@ class Broker:
         self.log_dir_failures: LogDirFailureHandler | None = None
         self.exit_code = 0
         self.stop_requested = trio.Event()
+        # the ACL authorizer (server/authorization.py); None: every request is allowed
+        self.authorizer = AclAuthorizer(config.authorizer) if config.authorizer else None
+        self.acl_listener: AclChangeListener | None = None
+        self.client_quotas = BrokerQuotas(config)  # server/quota_enforcement.py
+        # KIP-890 verification of transactional produce (the transaction coordinator replaces it)
+        self.txn_verifier: TxnVerifier = AcceptAllVerifier()
 
     def halt(self, exit_code: int) -> None:
         """Stop the broker (as on SIGTERM, but without moving leaderships) with this status."""
@@ -147,6 +157,7 @@ class Broker:
         self.log_dir_failures = LogDirFailureHandler(self)
         register_broker(self)  # waits out a killed predecessor's registration
         self.scram_credentials.load(self.store)
+        self.client_quotas.load(self.store)
         if not self.config.zookeeper_connect:
             # embedded: the lone broker is the controller
             self.controller_epoch = self.cluster.elect_controller(self.broker_id)
@@ -161,6 +172,9 @@ class Broker:
             self.replicas.start()
         self.config_listener = ConfigChangeListener(self)
         self.config_listener.start()
+        if self.authorizer is not None:
+            self.acl_listener = AclChangeListener(self.store, self.authorizer)
+            self.acl_listener.start()
         self.groups = GroupService(self)
         self.groups.start()
         from .txn_service import TxnService  # imports the API modules (marker seam)
@@ -188,6 +202,8 @@ class Broker:
     def stop(self) -> None:
         if self.config_listener is not None:
             self.config_listener.stop()
+        if self.acl_listener is not None:
+            self.acl_listener.stop()
         if self.replicas is not None:
             self.replicas.stop()
         if self.logs is not None:
@@ -223,6 +239,9 @@ async def run_broker(config: BrokerConfig) -> int:
             await nursery.start(broker.txn.run)
             await nursery.start(broker.config_listener.run)
             await nursery.start(broker.idle.run)
+            if broker.acl_listener is not None:
+                await nursery.start(broker.acl_listener.run)
+            broker.client_quotas.start()
             await nursery.start(broker.serve)
             nursery.start_soon(run_log_maintenance, broker)
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from kafkapy.security.authorizer import AuthorizerConfig, AuthorizerConfigError
 from kafkapy.security.listener_security import (
     InterBrokerSecurity,
     ListenerSecurity,
@@ -410,6 +411,9 @@ _OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
         _int_parser(0),
     ),
     "connections.max.reauth.ms": ("connections_max_reauth_ms", _long_parser(0)),
+    "quota.window.num": ("quota_window_num", _int_parser(1)),
+    "quota.window.size.seconds": ("quota_window_size_seconds", _int_parser(1)),
+    "max.connection.creation.rate": ("max_connection_creation_rate", _int_parser(0)),
 }
 
 # Keys resolved by hand in from_properties.
@@ -430,6 +434,9 @@ _SPECIAL_KEYS = frozenset(
         "log.retention.hours",
         "log.flush.interval.ms",
         "zookeeper.connection.timeout.ms",
+        "authorizer.class.name",
+        "super.users",
+        "allow.everyone.if.no.acl.found",
     }
 )
 
@@ -456,7 +463,7 @@ log.message.downconversion.enable log.message.format.version log.local.retention
 log.local.retention.bytes log.initial.task.delay.ms log.dir.failure.timeout.ms
 compression.gzip.level compression.lz4.level compression.zstd.level
 socket.listen.backlog.size socket.connection.setup.timeout.ms
-socket.connection.setup.timeout.max.ms max.connection.creation.rate
+socket.connection.setup.timeout.max.ms
 max.incremental.fetch.session.cache.slots
 max.request.partition.size.limit
 metadata.max.age.ms num.replica.alter.log.dirs.threads
@@ -485,12 +492,12 @@ zookeeper.ssl.endpoint.identification.algorithm zookeeper.ssl.keystore.location
 zookeeper.ssl.keystore.password zookeeper.ssl.keystore.type zookeeper.ssl.ocsp.enable
 zookeeper.ssl.protocol zookeeper.ssl.truststore.location zookeeper.ssl.truststore.password
 zookeeper.ssl.truststore.type zookeeper.metadata.migration.enable
-zookeeper.sync.time.ms quota.window.num quota.window.size.seconds
+zookeeper.sync.time.ms
 replication.quota.window.num replication.quota.window.size.seconds
 alter.log.dirs.replication.quota.window.num alter.log.dirs.replication.quota.window.size.seconds
 client.quota.callback.class kafka.metrics.polling.interval.secs kafka.metrics.reporters
 metric.reporters metrics.num.samples metrics.recording.level metrics.sample.window.ms
-authorizer.class.name super.users allow.everyone.if.no.acl.found principal.builder.class
+principal.builder.class
 security.providers remote.log.storage.system.enable
 remote.log.manager.thread.pool.size remote.log.metadata.manager.class.name
 remote.log.storage.manager.class.name config.providers create.topic.policy.class.name
@@ -563,6 +570,11 @@ class BrokerConfig:
     )
     connection_failed_authentication_delay_ms: int = 100
     connections_max_reauth_ms: int = 0
+    #: the built-in ACL authorizer's settings; None: no authorizer (everything is allowed)
+    authorizer: AuthorizerConfig | None = None
+    quota_window_num: int = 11  # samples kept by client quota rates
+    quota_window_size_seconds: int = 1  # the span of one sample
+    max_connection_creation_rate: int = INT_MAX  # new connections per second, broker-wide
     log_dirs: tuple[str, ...] = ("./data/kafka-logs",)
     num_partitions: int = 1
     default_replication_factor: int = 1
@@ -688,6 +700,10 @@ class BrokerConfig:
         kw.update(_listeners(props))
         kw.update(_security(props, kw["listeners"], kw["advertised_listeners"]))
         kw["log_dirs"] = _log_dirs(props)
+        try:
+            kw["authorizer"] = AuthorizerConfig.from_properties(props)
+        except AuthorizerConfigError as e:
+            raise ConfigError(str(e)) from None
         kw["log_roll_ms"] = _ms_with_units(
             props, ("log.roll.ms", 1, 1), None, ("log.roll.hours", 3600000, 1), 168
         )

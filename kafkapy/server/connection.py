@@ -197,7 +197,10 @@ async def handle_frame(
     try:
         if FAILING_APIS and ({reg.range.name, "*"} & FAILING_APIS):
             raise InjectedFailure(f"{FAIL_APIS_ENV} names {reg.range.name}")
-        result = await reg.handler(ctx, request)
+        if broker.client_quotas.request.enabled:  # handler time counts (quota_enforcement.py)
+            result = await broker.client_quotas.timed(reg.handler, ctx, request, reg.raw)
+        else:
+            result = await reg.handler(ctx, request)
         if result is NO_RESPONSE:
             return NO_RESPONSE
         body = result.parts if isinstance(result, RawResponse) else [encode_entity(result)]
@@ -291,6 +294,13 @@ async def _serve_frames(
         if parts is not NO_RESPONSE:
             await channel.send(parts, activity.touch)
             answered = True
+        if broker.client_quotas.muted:  # throttled by a quota: read nothing more meanwhile
+            activity.busy = True
+            try:
+                await broker.client_quotas.wait_unmuted(conn_id)
+            finally:
+                activity.busy = False
+            answered = True
     return answered
 
 
@@ -362,6 +372,7 @@ async def serve_connection(
         finally:
             broker.idle.unregister(activity)
             broker.connections.discard(conn_id)
+            broker.client_quotas.muted.pop(conn_id, None)
             pool.release_all(frames)
             pool.credit(reader.charged)
             with trio.CancelScope(shield=True):

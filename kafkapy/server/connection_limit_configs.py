@@ -1,7 +1,8 @@
 """The connection limits as dynamic broker configs (Kafka's SocketServer reconfigurables).
 
-``max.connections``, ``max.connections.per.ip``, ``max.connections.per.ip.overrides`` and the
-listener's ``listener.name.<listener>.max.connections`` can be set with AlterConfigs /
+``max.connections``, ``max.connections.per.ip``, ``max.connections.per.ip.overrides``, the
+listener's ``listener.name.<listener>.max.connections`` and ``max.connection.creation.rate``
+(enforced by server/quota_enforcement.py) can be set with AlterConfigs /
 IncrementalAlterConfigs on a broker (or the cluster-wide ``<default>``), and take effect at
 once: the values in force are the broker's dynamic ones, else the cluster default, else
 server.properties (server/log_configs.py BrokerLayers). As in Kafka, a ``max.connections``
@@ -26,7 +27,12 @@ if TYPE_CHECKING:
     from .broker import Broker
 
 CONNECTION_CONFIGS = frozenset(
-    {"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides"}
+    {
+        "max.connections",
+        "max.connections.per.ip",
+        "max.connections.per.ip.overrides",
+        "max.connection.creation.rate",
+    }
 )
 _LISTENER_MAX = re.compile(r"^listener\.name\.[^.]+\.max\.connections$")
 
@@ -81,6 +87,10 @@ def apply_connection_limits(broker: Broker) -> None:
         max_per_ip=_int(layers.value("max.connections.per.ip"), INT_MAX),
         overrides=overrides,
     )
+    rates = getattr(broker, "client_quotas", None)
+    if rates is not None:  # connection creation rate (server/quota_enforcement.py)
+        rate = _int(layers.value("max.connection.creation.rate"), INT_MAX)
+        rates.connections.set_broker_max(rate)
     excess = broker.quotas.total - max_connections
     if excess > 0:
         broker.idle.close_oldest(excess)

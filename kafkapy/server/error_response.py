@@ -51,6 +51,8 @@ _SOURCES: dict[int, dict[str, str | None]] = {
     19: {"configs": None},  # CreateTopics: no configs in an error
     20: {"responses": "topics|topic_names"},  # DeleteTopics (topic_names up to v5)
     27: {"partitions": "partition_indexes"},  # WriteTxnMarkers
+    30: {"results": "creations"},  # CreateAcls
+    31: {"filter_results": "filters", "matching_acls": None},  # DeleteAcls
     32: {"results": "resources"},  # DescribeConfigs
     33: {"responses": "resources"},  # AlterConfigs
     37: {"results": "topics"},  # CreatePartitions

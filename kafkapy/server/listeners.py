@@ -57,6 +57,11 @@ async def accept(broker: Broker, security: ListenerSecurity, stream: trio.Socket
         session.client_host, session.client_port = stream.socket.getpeername()[:2]
     except OSError:
         pass
+    # connection creation rates (server/quota_enforcement.py): may delay, or refuse and close
+    rates = broker.client_quotas
+    if rates.connections.active and not await rates.admit(session.client_host):
+        await trio.aclose_forcefully(stream)
+        return
     if not security.tls:
         channel: Any = PlainChannel(stream)
     else:

@@ -12,7 +12,10 @@ with Kafka's rules and error codes (INVALID_REQUEST unless noted):
   must be integral (within 1e-6); removing a key is never checked.
 Unless validate_only, the entity's config znode (/config/users/.., /config/clients/..,
 /config/ips/..; see kafkapy.metadata.client_quotas) is rewritten with a change notification.
-Quotas are stored and described, not enforced.
+The new quotas apply on this broker at once (server/quota_enforcement.py) and on the others when
+they see the notification.
+
+Authorization: ALTER_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED on every entry).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from kafkapy.metadata import client_quotas as cq
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import ALTER_CONFIGS, CLUSTER_DENIED_MESSAGE, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -122,13 +126,17 @@ async def handle(ctx, request):
     R = ctx.R
     store = ctx.broker.cluster.store
     entries = []
+    denied = not authorize_cluster(ctx, ALTER_CONFIGS)
     for entry in request.entries:
         code, message = ErrorCode.none, None
         try:
+            if denied:
+                raise QuotaError(ErrorCode.cluster_authorization_failed, CLUSTER_DENIED_MESSAGE)
             entity = validate_entity(entry.entity)
             props = apply_ops(entity, cq.read(store, entity), entry.ops)
             if not request.validate_only:
                 cq.write(store, entity, props)
+                ctx.broker.client_quotas.apply(entity, props)
                 log.info("client quotas altered entity=%s configs=%s", entity, props)
         except QuotaError as e:
             code, message = e.code, e.message

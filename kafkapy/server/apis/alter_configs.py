@@ -6,12 +6,16 @@ applied live (see server/config_changes.py). Errors as IncrementalAlterConfigs: 
 UNKNOWN_TOPIC_OR_PARTITION, bad topic value INVALID_CONFIG naming the key and the allowed range,
 broker keys that cannot change at run time INVALID_REQUEST, a null value or a resource named
 twice INVALID_REQUEST.
+
+Authorization (after the duplicate check): ALTER_CONFIGS on the cluster for broker resources
+(CLUSTER_AUTHORIZATION_FAILED) or on the topic (TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import ALTER_CONFIGS, config_resource_error
 from ..config_changes import (
     ConfigChangeError,
     apply,
@@ -33,6 +37,11 @@ async def handle(ctx, request):
         error, message = ErrorCode.none, None
         try:
             refuse_duplicate(res, dups)
+            denied = config_resource_error(
+                ctx, ALTER_CONFIGS, res.resource_type, res.resource_name
+            )
+            if denied is not None:
+                raise ConfigChangeError(denied, None)
             current_configs(broker, res.resource_type, res.resource_name)  # existence checks
             names = [c.name for c in res.configs]
             if len(set(names)) != len(names):

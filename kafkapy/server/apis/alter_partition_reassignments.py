@@ -11,6 +11,9 @@ INVALID_REPLICA_ASSIGNMENT (empty list, duplicate or negative ids, new replicas 
 are not registered), NO_REASSIGNMENT_IN_PROGRESS (cancelling where nothing moves). A partition
 named twice takes its last entry. The embedded single broker holds every replica already: a valid
 request changes nothing.
+
+Authorization: ALTER on the cluster (else CLUSTER_AUTHORIZATION_FAILED, top-level and on every
+partition).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from kafkapy.replication import topic_controller
 from kafkapy.replication.controller import NotControllerError
 from kafkapy.replication.reassignment import Rejection, ReplicaAssignment, check_request
 
+from ..authorization import ALTER, CLUSTER_DENIED_MESSAGE, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -54,7 +58,11 @@ async def handle(ctx, request):
     top = ErrorCode.none
     results: dict[tuple[str, int], Rejection | None] = {}
     rm = broker.replicas
-    if rm is None:
+    if not authorize_cluster(ctx, ALTER):
+        top = ErrorCode.cluster_authorization_failed
+        denied = Rejection(top, CLUSTER_DENIED_MESSAGE)
+        results = dict.fromkeys(wanted, denied)
+    elif rm is None:
         results = _embedded(broker, wanted)
     else:
         try:
@@ -80,7 +88,11 @@ async def handle(ctx, request):
         R.AlterPartitionReassignmentsResponse,
         throttle_time=THROTTLE_NONE,
         error_code=top,
-        error_message=None if top == ErrorCode.none else "This is not the correct controller.",
+        error_message=None
+        if top == ErrorCode.none
+        else CLUSTER_DENIED_MESSAGE
+        if top == ErrorCode.cluster_authorization_failed
+        else "This is not the correct controller.",
         responses=tuple(
             build(R.ReassignableTopicResponse, name=name, partitions=tuple(parts))
             for name, parts in by_topic.items()

@@ -14,6 +14,9 @@ user, in Kafka's order and with its codes and messages:
 
 The user's other alterations in the request are then applied together, in one write. In ZooKeeper
 mode only the active controller takes the request (others answer NOT_CONTROLLER, as Kafka does).
+
+Authorization: ALTER on the cluster (else CLUSTER_AUTHORIZATION_FAILED for every user), checked
+after the controller check, as Kafka.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from kafkapy.metadata import scram_credentials as sc
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.security.scram import MAX_ITERATIONS, MECHANISM_IDS, MECHANISMS, ScramCredential
 
+from ..authorization import ALTER, CLUSTER_DENIED_MESSAGE, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -118,6 +122,12 @@ async def handle(ctx, request):
             [u.name for u in request.upsertions] + [d.name for d in request.deletions]
         )
         results = [(user, ErrorCode.not_controller, None) for user in everyone]
+    elif not authorize_cluster(ctx, ALTER):
+        names = {u.name for u in request.upsertions} | {d.name for d in request.deletions}
+        results = [
+            (user, ErrorCode.cluster_authorization_failed, CLUSTER_DENIED_MESSAGE)
+            for user in sorted(names)
+        ]
     else:
         store = broker.cluster.store
         results = await trio.to_thread.run_sync(alter, store, request.upsertions, request.deletions)

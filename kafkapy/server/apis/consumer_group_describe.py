@@ -9,15 +9,18 @@ classic protocol in a group being migrated (its subscription is the one of its J
 GROUP_ID_NOT_FOUND for a group that does not exist or is a classic group, INVALID_GROUP_ID for an
 empty id, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS. Authorized operations are not computed
 (Kafka's "not requested").
+
+Authorization: DESCRIBE on each group (else GROUP_AUTHORIZATION_FAILED for it); when asked, a
+described group carries its authorized operations.
 """
 
 from __future__ import annotations
 
+from ..authorization import DESCRIBE, GROUP, NOT_REQUESTED, authorized_operations
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import coordinator
+from .group_common import GROUP_DENIED, coordinator, group_denied
 
-NOT_REQUESTED = -2147483648
 CLASSIC_MEMBER = 0
 CONSUMER_MEMBER = 1
 
@@ -42,7 +45,15 @@ async def handle(ctx, request):
     R = ctx.R
     c = coordinator(ctx)
     out = []
+    with_ops = request.include_authorized_operations
     for gid in request.group_ids:
+        if group_denied(ctx, gid, DESCRIBE):
+            out.append(
+                build(R.DescribedGroup, error_code=GROUP_DENIED, error_message=None, group_id=gid,
+                      group_state="", group_epoch=0, assignment_epoch=0, assignor_name="",
+                      members=(), authorized_operations=NOT_REQUESTED)
+            )
+            continue
         d = c.consumer_group_describe(gid)
         g = d.group
         if g is None:
@@ -89,7 +100,9 @@ async def handle(ctx, request):
                 assignment_epoch=g.assignment_epoch,
                 assignor_name=d.assignor,
                 members=members,
-                authorized_operations=NOT_REQUESTED,
+                authorized_operations=authorized_operations(ctx, GROUP, gid)
+                if with_ops and not d.error
+                else NOT_REQUESTED,
             )
         )
     return build(R.ConsumerGroupDescribeResponse, throttle_time=THROTTLE_NONE, groups=tuple(out))

@@ -24,6 +24,8 @@ COORDINATOR_NOT_AVAILABLE (the records could not be written). ZooKeeper mode: th
 until the group's records reached the ISR of its __consumer_offsets partition
 (offsets.commit.timeout.ms), else COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR alone, as Kafka
 answers a failed write (group_service).
+
+Authorization: READ on the group (else GROUP_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -34,12 +36,26 @@ from kafkapy.coordinator.group.modern import HeartbeatRequest
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import client_host, client_id, ms, now_ms, service
+from .group_common import (
+    GROUP_DENIED,
+    client_host,
+    client_id,
+    group_denied,
+    ms,
+    now_ms,
+    service,
+)
 
 
 @api("ConsumerGroupHeartbeat")
 async def handle(ctx, request):
     R = ctx.R
+    if group_denied(ctx, request.group_id):
+        return build(
+            R.ConsumerGroupHeartbeatResponse, throttle_time=THROTTLE_NONE, error_code=GROUP_DENIED,
+            error_message=None, member_id=None, member_epoch=0,
+            heartbeat_interval=datetime.timedelta(0), assignment=None,
+        )
     svc = service(ctx)
     owned = None
     if request.topic_partitions is not None:

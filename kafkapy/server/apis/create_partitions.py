@@ -6,6 +6,8 @@ INVALID_REPLICA_ASSIGNMENT for a bad assignment, UNKNOWN_TOPIC_OR_PARTITION for 
 INVALID_REQUEST for a topic named twice. validate_only checks without changing anything.
 In ZooKeeper mode the controller creates the new partitions' states; with timeout_ms > 0 the
 answer waits for their leaders (REQUEST_TIMED_OUT for a topic still without), as in CreateTopics.
+
+Authorization: ALTER on each topic (else TOPIC_AUTHORIZATION_FAILED, after the duplicate check).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections import Counter
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import ALTER, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from ..topics import TopicError
@@ -25,6 +28,7 @@ async def handle(ctx, request):
     R = ctx.R
     registry = ctx.broker.topics
     counts = Counter(t.name for t in request.topics)
+    may_alter = authorized_names(ctx, ALTER, TOPIC, counts)
     results = []
     grown: dict[str, int] = {}  # topic -> index in results
     for t in request.topics:
@@ -32,6 +36,10 @@ async def handle(ctx, request):
         try:
             if counts[t.name] > 1:
                 raise TopicError(ErrorCode.invalid_request, "Duplicate topic in request.")
+            if t.name not in may_alter:
+                raise TopicError(
+                    ErrorCode.topic_authorization_failed, "The topic authorization is failed."
+                )
             assignments = (
                 [list(a.broker_ids) for a in t.assignments] if t.assignments is not None else None
             )

@@ -10,6 +10,11 @@ In ZooKeeper mode the controller creates the new partitions' states; with timeou
 answer waits (up to timeout_ms) until this broker knows a leader for every new partition, and a
 topic still without is answered REQUEST_TIMED_OUT (it is created all the same), as Kafka does.
 With timeout_ms <= 0 the answer goes at once.
+
+Authorization: CREATE on the cluster, else on each topic (TOPIC_AUTHORIZATION_FAILED,
+"Authorization failed."). A topic the request may not DESCRIBE_CONFIGS is answered without its
+partition count, replication factor and configs, and with topic_config_error_code
+TOPIC_AUTHORIZATION_FAILED (v5+), as Kafka does.
 """
 
 from __future__ import annotations
@@ -19,6 +24,13 @@ import uuid
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import (
+    CREATE,
+    DESCRIBE_CONFIGS,
+    TOPIC,
+    authorize_cluster,
+    authorized_names,
+)
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from ..topics import TopicError
@@ -34,6 +46,10 @@ async def handle(ctx, request):
     seen: dict[str, int] = {}
     for t in request.topics:
         seen[t.name] = seen.get(t.name, 0) + 1
+    may_create = set(seen) if authorize_cluster(ctx, CREATE) else authorized_names(
+        ctx, CREATE, TOPIC, seen
+    )
+    may_describe = authorized_names(ctx, DESCRIBE_CONFIGS, TOPIC, seen)
     for t in request.topics:
         assignment = {a.partition_index: list(a.broker_ids) for a in t.assignments} or None
         configs = {c.name: c.value for c in t.configs}
@@ -45,6 +61,8 @@ async def handle(ctx, request):
                 raise TopicError(
                     ErrorCode.invalid_request, "Duplicate topic name in CreateTopics request."
                 )
+            if t.name not in may_create:
+                raise TopicError(ErrorCode.topic_authorization_failed, "Authorization failed.")
             if any(v is None for v in configs.values()):
                 raise TopicError(
                     ErrorCode.invalid_config, "Null value not supported for topic configs"
@@ -81,6 +99,13 @@ async def handle(ctx, request):
             error, message = ErrorCode.none, None
         except TopicError as e:
             error, message = e.code, e.message
+        config_error = ErrorCode.none
+        if t.name not in may_describe:
+            if error == ErrorCode.none or error in (
+                ErrorCode.invalid_request, ErrorCode.topic_authorization_failed
+            ):
+                config_error = ErrorCode.topic_authorization_failed
+            partitions, rf, entries = -1, -1, None if ctx.version < 5 else ()
         results.append(
             build(
                 R.CreatableTopicResult,
@@ -91,6 +116,7 @@ async def handle(ctx, request):
                 num_partitions=partitions,
                 replication_factor=rf,
                 configs=entries,
+                topic_config_error_code=config_error,
             )
         )
     timeout = request.timeout.total_seconds()

@@ -6,23 +6,28 @@ NON_EMPTY_GROUP (it has members), INVALID_GROUP_ID, NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS. ZooKeeper mode: the answer waits until the tombstones reached the
 ISR of the group's __consumer_offsets partition (offsets.commit.timeout.ms), else
 COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR (group_service).
+
+Authorization: DELETE on each group (else GROUP_AUTHORIZATION_FAILED for it).
 """
 
 from __future__ import annotations
 
+from ..authorization import DELETE, GROUP, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import now_ms, service
+from .group_common import GROUP_DENIED, now_ms, service
 
 
 @api("DeleteGroups")
 async def handle(ctx, request):
     svc = service(ctx)
     names = list(dict.fromkeys(request.groups_names))
-    results = svc.coordinator.delete_groups(names, now_ms())
+    allowed = authorized_names(ctx, DELETE, GROUP, names)
+    results = svc.coordinator.delete_groups([g for g in names if g in allowed], now_ms())
+    results.update((g, GROUP_DENIED) for g in names if g not in allowed)
     svc.kick()
     for g in names:
-        if results[g] == 0:
+        if results[g] == 0 and g in allowed:
             results[g] = await svc.replicated(g)
     return build(
         ctx.R.DeleteGroupsResponse,

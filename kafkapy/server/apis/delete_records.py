@@ -4,12 +4,15 @@ Moves a partition's log start offset (its low watermark) forward to the requeste
 means the high watermark. Whole segments below it are deleted. An offset beyond the high
 watermark is OFFSET_OUT_OF_RANGE; a missing partition UNKNOWN_TOPIC_OR_PARTITION. The answer is
 the new low watermark, which Fetch and ListOffsets honour from then on.
+
+Authorization: DELETE on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions).
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DELETE, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from .partition_lookup import lookup
@@ -21,11 +24,14 @@ HIGH_WATERMARK = -1
 async def handle(ctx, request):
     R = ctx.R
     topics = []
+    may_delete = authorized_names(ctx, DELETE, TOPIC, (t.name for t in request.topics))
     for t in request.topics:
         parts = []
         for p in t.partitions:
-            ref = lookup(ctx.broker, t.name, p.partition_index)
-            low, error = -1, ref.error
+            low, error = -1, ErrorCode.topic_authorization_failed
+            if t.name in may_delete:
+                ref = lookup(ctx.broker, t.name, p.partition_index)
+                error = ref.error
             if error == ErrorCode.none:
                 plog = ref.log
                 target = plog.high_watermark if p.offset == HIGH_WATERMARK else p.offset

@@ -3,6 +3,9 @@
 Deletes by name (v1-5 topic_names, v6 topics with a name) or by topic id (v6). The topic's znodes
 go and its partition logs are removed. Unknown names get UNKNOWN_TOPIC_OR_PARTITION, unknown ids
 UNKNOWN_TOPIC_ID; a request naming a topic by both name and id is INVALID_REQUEST.
+
+Authorization: DELETE on each topic (else TOPIC_AUTHORIZATION_FAILED); a topic named by id
+that the request may not DESCRIBE gets TOPIC_AUTHORIZATION_FAILED without its name.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import uuid
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DELETE, DESCRIBE, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from ..topics import TopicError
@@ -27,6 +31,7 @@ async def handle(ctx, request):
     else:
         wanted = [(n, None) for n in request.topic_names]
     results = []
+    resolved = []
     for name, tid in wanted:
         error, message = ErrorCode.none, None
         has_id = tid is not None and tid != ZERO
@@ -38,6 +43,15 @@ async def handle(ctx, request):
                 error = ErrorCode.unknown_topic_id
             else:
                 name = info.name
+        resolved.append((name, tid, has_id, error, message))
+    names = [r[0] for r in resolved if r[0] is not None]
+    may_describe = authorized_names(ctx, DESCRIBE, TOPIC, names)
+    may_delete = authorized_names(ctx, DELETE, TOPIC, names)
+    for name, tid, has_id, error, message in resolved:
+        if error == ErrorCode.none and has_id and name not in may_describe:
+            name, error = None, ErrorCode.topic_authorization_failed  # do not disclose the name
+        elif error == ErrorCode.none and name not in may_delete:
+            error = ErrorCode.topic_authorization_failed
         if error == ErrorCode.none:
             try:
                 info = registry.delete(name or "")

@@ -12,6 +12,8 @@ Filter errors are Kafka's, for the whole request (entries null): an empty entity
 given twice, a match string with match type default or any, or none with exact, and an ip
 component combined with a user or client-id one give INVALID_REQUEST; an unknown entity type or
 match type gives UNSUPPORTED_VERSION.
+
+Authorization: DESCRIBE_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 from kafkapy.metadata import client_quotas as cq
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import CLUSTER_DENIED_MESSAGE, DESCRIBE_CONFIGS, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from .alter_client_quotas import QUOTA_KEYS, QuotaError
@@ -105,6 +108,10 @@ def describe(store, components, strict: bool) -> list[tuple[cq.Entity, list[tupl
 @api("DescribeClientQuotas")
 async def handle(ctx, request):
     R = ctx.R
+    if not authorize_cluster(ctx, DESCRIBE_CONFIGS):
+        return build(R.DescribeClientQuotasResponse, throttle_time=THROTTLE_NONE,
+                     error_code=ErrorCode.cluster_authorization_failed,
+                     error_message=CLUSTER_DENIED_MESSAGE, entries=None)
     try:
         found = describe(ctx.broker.cluster.store, request.components, request.strict)
     except QuotaError as e:

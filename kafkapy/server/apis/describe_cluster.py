@@ -4,13 +4,23 @@ The cluster id, the controller (this broker in embedded mode) and the registered
 their advertised endpoints on the listener the client connected to (endpoint type 1, brokers;
 type 2, controllers, is refused with UNSUPPORTED_ENDPOINT_TYPE as a broker does). No broker is
 ever fenced here.
+
+When asked, the cluster's authorized operations (0 without DESCRIBE on the cluster).
 """
 
 from __future__ import annotations
 
+from kafkapy.metadata.acl_model import CLUSTER_NAME
 from kafkapy.metadata.models import listener_endpoints
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import (
+    CLUSTER,
+    DESCRIBE,
+    NOT_REQUESTED,
+    authorize_cluster,
+    authorized_operations,
+)
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -46,6 +56,11 @@ async def handle(ctx, request):
         for b, i, e in listener_endpoints(broker.cluster.list_brokers(), ctx.session.listener_name)
     )
     controller = broker.cluster.controller_id()
+    operations = NOT_REQUESTED
+    if request.include_cluster_authorized_operations:
+        operations = 0
+        if authorize_cluster(ctx, DESCRIBE):
+            operations = authorized_operations(ctx, CLUSTER, CLUSTER_NAME)
     return build(
         R.DescribeClusterResponse,
         throttle_time=THROTTLE_NONE,
@@ -55,4 +70,5 @@ async def handle(ctx, request):
         cluster_id=broker.cluster_id,
         controller_id=-1 if controller is None else controller,
         brokers=brokers,
+        cluster_authorized_operations=operations,
     )

@@ -7,12 +7,16 @@ type. Broker resources (type 4) report the broker's dynamic configs (DYNAMIC_BRO
 DYNAMIC_DEFAULT_BROKER_CONFIG), those set in server.properties (STATIC_BROKER_CONFIG) and the
 topic-config synonyms' defaults. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION, another broker's
 id or a malformed one INVALID_REQUEST, other resource types INVALID_REQUEST.
+
+Authorization: DESCRIBE_CONFIGS on the cluster for broker resources (CLUSTER_AUTHORIZATION_FAILED)
+or on the topic (TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DESCRIBE_CONFIGS, config_resource_error
 from ..config_docs import TOPIC_CONFIG_DOCS
 from ..log_configs import CLEANER_CONFIGS, TOPIC_CONFIGS, broker_layers, effective_topic_config
 from ..registry import api
@@ -119,7 +123,15 @@ async def handle(ctx, request):
     for res in request.resources:
         keys = set(res.configuration_keys) if res.configuration_keys else None
         error, message, configs = ErrorCode.none, None, ()
-        if res.resource_type == TOPIC:
+        denied = config_resource_error(ctx, DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
+        if denied is not None:
+            error = denied
+            message = (
+                "Topic authorization failed."
+                if denied == ErrorCode.topic_authorization_failed
+                else "Cluster authorization failed."
+            )
+        elif res.resource_type == TOPIC:
             info = broker.topics.get(res.resource_name)
             if info is None:
                 error, message = (

@@ -8,24 +8,34 @@ does; a consumer-protocol (KIP-848) group is not a classic group and is reported
 ("Group X is not a classic group.", as Kafka 4.0), also while some of its members still use the
 classic protocol after an online upgrade (ConsumerGroupDescribe shows them). Authorized
 operations (v3+) are not computed (Kafka's "not requested" value).
+
+Authorization: DESCRIBE on each group (else GROUP_AUTHORIZATION_FAILED for it); when asked
+(v3+), a described group carries its authorized operations.
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DESCRIBE, GROUP, NOT_REQUESTED, authorized_operations
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import coordinator
-
-NOT_REQUESTED = -2147483648
+from .group_common import GROUP_DENIED, coordinator, group_denied
 
 
 @api("DescribeGroups")
 async def handle(ctx, request):
     R = ctx.R
     out = []
+    with_ops = getattr(request, "include_authorized_operations", False)
     for gid in request.groups:
+        if group_denied(ctx, gid, DESCRIBE):
+            out.append(
+                build(R.DescribedGroup, error_code=GROUP_DENIED, error_message=None, group_id=gid,
+                      group_state="", protocol_type="", protocol_data="", members=(),
+                      authorized_operations=NOT_REQUESTED)
+            )
+            continue
         d = coordinator(ctx).describe_group(gid)
         error = d.error
         message = None
@@ -55,7 +65,9 @@ async def handle(ctx, request):
                     )
                     for m in d.members
                 ),
-                authorized_operations=NOT_REQUESTED,
+                authorized_operations=authorized_operations(ctx, GROUP, gid)
+                if with_ops and error == ErrorCode.none
+                else NOT_REQUESTED,
             )
         )
     return build(R.DescribeGroupsResponse, throttle_time=THROTTLE_NONE, groups=tuple(out))

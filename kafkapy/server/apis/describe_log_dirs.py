@@ -9,6 +9,9 @@ for a current log) and is_future_key false (there is no AlterReplicaLogDirs, so 
 v3+ adds the top-level error code (NONE); v4+ the total and usable bytes of the directory's
 volume (os.statvfs: blocks and blocks available to unprivileged users, times the fragment
 size). A directory that cannot be read gets KAFKA_STORAGE_ERROR and no topics.
+
+Authorization: DESCRIBE on the cluster (else no log dirs, and CLUSTER_AUTHORIZATION_FAILED from
+v3).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections import defaultdict
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DESCRIBE, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -37,6 +41,9 @@ def _wanted(request) -> set[tuple[str, int]] | None:
 @api("DescribeLogDirs")
 async def handle(ctx, request):
     R = ctx.R
+    if not authorize_cluster(ctx, DESCRIBE):  # v1-2 have no field for it: no log dirs at all
+        return build(R.DescribeLogDirsResponse, throttle_time=THROTTLE_NONE,
+                     error_code=ErrorCode.cluster_authorization_failed, results=())
     logs = ctx.broker.logs
     wanted = _wanted(request)
     by_dir: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))

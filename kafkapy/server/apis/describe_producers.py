@@ -9,12 +9,15 @@ offset of its open transaction (-1 if none: what ``kafka-transactions.sh find-ha
 at). Errors as Kafka: a partition the cluster does not know gets UNKNOWN_TOPIC_OR_PARTITION; one
 this broker does not lead (no local log, or in ZooKeeper mode a follower replica) gets
 NOT_LEADER_OR_FOLLOWER.
+
+Authorization: READ on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions).
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import READ, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -57,10 +60,14 @@ def _producers(R, plog) -> tuple:
 async def handle(ctx, request):
     R = ctx.R
     topics = []
+    may_read = authorized_names(ctx, READ, TOPIC, (t.name for t in request.topics))
     for t in request.topics:
         parts = []
         for p in t.partition_indexes:
-            error, plog = _leader_log(ctx.broker, t.name, p)
+            if t.name in may_read:
+                error, plog = _leader_log(ctx.broker, t.name, p)
+            else:
+                error, plog = ErrorCode.topic_authorization_failed, None
             parts.append(
                 build(
                     R.PartitionResponse,

@@ -13,17 +13,24 @@ next topic at partition 0). Each topic carries its id, internal flag and partiti
 on brokers not registered) and empty eligible-leader-replica lists (ELR is a KRaft feature that
 is never enabled here). A requested topic that does not exist gets UNKNOWN_TOPIC_OR_PARTITION
 (INVALID_TOPIC_EXCEPTION for an invalid name) with the zero topic id; such entries are left out
-when describing every topic. Authorized operations are Kafka's "not requested" value.
-Nothing is auto-created.
+when describing every topic. Nothing is auto-created.
+
+Authorization (Kafka's DescribeTopicPartitionsRequestHandler): a topic needs DESCRIBE; when
+describing every topic the others are left out, a requested one gets TOPIC_AUTHORIZATION_FAILED
+with the zero topic id (after the described ones). Every described topic carries its authorized
+operations.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 from kafkapy.metadata.names import validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DESCRIBE, TOPIC, authorize
+from ..authorization import authorized_operations as operations
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from .metadata import INTERNAL_TOPICS
@@ -88,6 +95,9 @@ async def handle(ctx, request):
     names = sorted(set(broker.topics.by_name) if fetch_all else set(requested))
     if cursor is not None:
         names = [n for n in names if n >= cursor.topic_name]
+    allowed = {n for n in names if authorize(ctx, DESCRIBE, TOPIC, n)}
+    denied = [] if fetch_all else [n for n in names if n not in allowed]
+    names = [n for n in names if n in allowed]
     remaining = max(min(_broker_limit(broker), request.response_partition_limit), 1)
     live = broker.cluster.list_brokers()
     topics = []
@@ -126,6 +136,11 @@ async def handle(ctx, request):
             next_cursor = build(R.Cursor, topic_name=name, partition_index=upper)
             break
         remaining -= len(parts)
+    topics = [
+        dataclasses.replace(t, topic_authorized_operations=operations(ctx, TOPIC, t.name))
+        for t in topics
+    ]
+    topics += [_error_topic(R, n, ErrorCode.topic_authorization_failed) for n in denied]
     return build(
         R.DescribeTopicPartitionsResponse,
         throttle_time=THROTTLE_NONE,

@@ -4,6 +4,8 @@ Null or empty ``users``: every user with a SCRAM credential, sorted by name. Nam
 result each, in request order without repeats; an empty name is RESOURCE_NOT_FOUND "Username must
 not be empty", a name asked twice DUPLICATE_RESOURCE, a user without credentials
 RESOURCE_NOT_FOUND. A result lists (mechanism, iterations) per credential; never the secrets.
+
+Authorization: DESCRIBE on the cluster (else CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from kafkapy.metadata import scram_credentials as sc
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.security.scram import MECHANISM_ID_OF, ScramCredential
 
+from ..authorization import CLUSTER_DENIED_MESSAGE, DESCRIBE, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -69,6 +72,17 @@ def describe(R, store, names: list[str] | None) -> list:
 @api("DescribeUserScramCredentials")
 async def handle(ctx, request):
     R = ctx.R
+    if not authorize_cluster(ctx, DESCRIBE):
+        denied = ErrorCode.cluster_authorization_failed
+        return build(
+            R.DescribeUserScramCredentialsResponse, throttle_time=THROTTLE_NONE,
+            error_code=denied, error_message=CLUSTER_DENIED_MESSAGE,
+            results=tuple(
+                build(R.DescribeUserScramCredentialsResult, user="", error_code=denied,
+                      error_message=CLUSTER_DENIED_MESSAGE, credential_infos=())
+                for _ in request.users or ()
+            ),
+        )
     names = None if request.users is None else [u.name for u in request.users]
     results = await trio.to_thread.run_sync(describe, R, ctx.broker.cluster.store, names)
     return build(

@@ -8,6 +8,9 @@ without a live leader: ELECTION_NOT_NEEDED when there is one, ELIGIBLE_LEADERS_N
 no replica is alive. A null partition list means every partition; then partitions needing no
 election are left out of the answer. Unknown partitions: UNKNOWN_TOPIC_OR_PARTITION. The embedded
 single broker leads everything: ELECTION_NOT_NEEDED.
+
+Authorization: ALTER on the cluster (else CLUSTER_AUTHORIZATION_FAILED, top-level and on every
+partition named).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.replication.controller import ElectionResult, NotControllerError
 
+from ..authorization import ALTER, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -46,7 +50,14 @@ async def handle(ctx, request):
         for tp in request.topic_partitions:
             wanted.setdefault(tp.topic, []).extend(int(p) for p in tp.partitions)
     top_error = ErrorCode.none
-    if broker.replicas is None:
+    if not authorize_cluster(ctx, ALTER):
+        top_error = ErrorCode.cluster_authorization_failed
+        results = [
+            ElectionResult(name, p, "cluster_authorization_failed")
+            for name, parts in (wanted or {}).items()
+            for p in parts
+        ]
+    elif broker.replicas is None:
         results = []
         names = sorted(broker.topics.by_name) if wanted is None else sorted(wanted)
         for name in names:
@@ -67,11 +78,10 @@ async def handle(ctx, request):
         results = [r for r in results if r.error != "not_needed"]
     by_topic: dict[str, list] = {}
     for r in results:
-        code = (
-            ErrorCode.not_controller
-            if r.error == "not_controller"
-            else _code(r.error, election_type)
-        )
+        if r.error in ("not_controller", "cluster_authorization_failed"):
+            code = ErrorCode[r.error]
+        else:
+            code = _code(r.error, election_type)
         by_topic.setdefault(r.topic, []).append(
             build(
                 R.PartitionResult,

@@ -22,6 +22,16 @@ offset is recorded as that follower's log end offset (high watermark, ISR expans
 Fetch sessions (KIP-227): no session is ever created (the response's session id is 0), which is
 always legal; a client then keeps sending full fetch requests. An incremental request naming a
 session id gets FETCH_SESSION_ID_NOT_FOUND, as for an evicted session.
+
+Authorization (with an authorizer): a follower's fetch needs CLUSTER_ACTION on the cluster (else
+every partition gets TOPIC_AUTHORIZATION_FAILED and nothing is recorded as its progress); a
+consumer's needs READ on each topic (TOPIC_AUTHORIZATION_FAILED; an unknown topic id is still
+UNKNOWN_TOPIC_ID, as in Kafka).
+
+Quotas (server/quota_enforcement.py), consumers only: max_bytes is capped at what one quota window
+of the consumer byte rate allows; the response's size counts against it (and the handler time
+against the request quota). A throttled fetch is answered without data, with the throttle time,
+and the connection is muted for it, as Kafka does.
 """
 
 from __future__ import annotations
@@ -36,12 +46,35 @@ from kafkapy.protocol.fetch_response import PartitionResult, TopicResult, encode
 from kafkapy.storage.errors import StorageError
 from kafkapy.storage.log import FileRegion
 
+from ..authorization import CLUSTER_ACTION, READ, TOPIC, authorize_cluster, authorized_names
 from ..registry import api
 from ..responses import RawResponse
 
 FINAL_EPOCH = -1
 ZERO_UUID = uuid.UUID(int=0)  # kio reads the zero topic id as None
 READ_COMMITTED = 1
+
+
+class _AllTopics:
+    """The topics a follower without CLUSTER_ACTION may not fetch: all of them."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+def _denied_topics(ctx, version, request, replica_id):
+    """None without an authorizer, else the topic names this fetch may not read."""
+    if ctx.broker.authorizer is None:
+        return None
+    if replica_id >= 0:
+        return None if authorize_cluster(ctx, CLUSTER_ACTION) else _AllTopics()
+    names = set()
+    for ft in request.topics:
+        info, _ = _resolve(ctx.broker, version, ft)
+        name = info.name if info else getattr(ft, "topic", None)
+        if name is not None:
+            names.add(name)
+    return names - authorized_names(ctx, READ, TOPIC, names)
 
 
 def _resolve(broker, version, ft):
@@ -62,9 +95,11 @@ def replica_id_of(version, request) -> int:
     return int(getattr(request, "replica_id", -1))
 
 
-def _read_all(broker, version, request, topics_req, replica_id=-1, refused=None):
+def _read_all(
+    broker, version, request, topics_req, replica_id=-1, refused=None, denied=None, max_bytes=None
+):
     """One pass over the requested partitions. Returns (topic results, bytes, any error)."""
-    remaining = request.max_bytes if version >= 3 else 2**31 - 1
+    remaining = request.max_bytes if max_bytes is None else max_bytes
     replicas = broker.replicas
     from_replica = replica_id >= 0 and replicas is not None
     total = 0
@@ -79,6 +114,10 @@ def _read_all(broker, version, request, topics_req, replica_id=-1, refused=None)
         for fp in ft.partitions:
             pr = PartitionResult(partition=fp.partition, aborted=[] if read_committed else None)
             tr.partitions.append(pr)
+            if denied is not None and (info is not None or version < 13) and name in denied:
+                pr.error_code = ErrorCode.topic_authorization_failed
+                errors = True
+                continue
             plog = broker.topics.log(info.name, fp.partition) if info else None
             if info is None or plog is None:
                 pr.error_code = (
@@ -144,8 +183,11 @@ async def handle(ctx, request):
     max_wait = request.max_wait.total_seconds()
     deadline = trio.current_time() + max(max_wait, 0.0)
     replica_id = replica_id_of(version, request)
+    denied = _denied_topics(ctx, version, request, replica_id)
+    quotas = broker.client_quotas if broker.client_quotas.enabled and replica_id < 0 else None
+    max_bytes = quotas.fetch_max_bytes(ctx, request.max_bytes) if quotas else None
     refused = {}
-    if replica_id >= 0 and broker.replicas is not None:
+    if replica_id >= 0 and broker.replicas is not None and denied is None:
         # a follower's fetch: its fetch offset is its log end offset (moves the HW, the ISR)
         for ft in request.topics:
             info, _ = _resolve(broker, version, ft)
@@ -160,12 +202,17 @@ async def handle(ctx, request):
     while True:
         waiter = broker.appended.waiter()
         results, total, errors = _read_all(
-            broker, version, request, request.topics, replica_id, refused
+            broker, version, request, request.topics, replica_id, refused, denied, max_bytes
         )
         if total >= request.min_bytes or errors or trio.current_time() >= deadline:
             break
         with trio.move_on_at(deadline):
             await waiter.wait()
+    if quotas is not None:
+        size = RawResponse(encode_fetch_response(version, results)).size
+        throttle = quotas.fetch_throttle(ctx, size)
+        if throttle:
+            return RawResponse(encode_fetch_response(version, [], throttle_ms=throttle))
     return RawResponse(encode_fetch_response(version, _own_regions(results)))
 
 

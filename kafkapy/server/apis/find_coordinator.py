@@ -7,6 +7,9 @@ does) and, being created synchronously here, answered at once when its leader is
 ZooKeeper mode the controller elects leaders shortly after: COORDINATOR_NOT_AVAILABLE until
 then, and clients retry). Other key types: INVALID_REQUEST. v0-3 carry one key and a top-level
 answer (error message from v1); v4+ carry a batch of coordinator_keys and one answer per key.
+
+Authorization first, as Kafka: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or on the
+transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from __future__ import annotations
 from kafkapy.metadata.names import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DESCRIBE, authorize, transactional_id_error
+from ..authorization import GROUP as GROUP_RESOURCE
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -24,6 +29,12 @@ _TOPICS = {GROUP: OFFSETS_TOPIC, TRANSACTION: TRANSACTION_STATE_TOPIC}
 def _lookup(ctx, key: str, key_type: int) -> tuple[int, str | None, int, str, int]:
     """(error, message, node id, host, port) for one key."""
     broker = ctx.broker
+    if key_type == GROUP and not authorize(ctx, DESCRIBE, GROUP_RESOURCE, key):
+        return ErrorCode.group_authorization_failed, None, -1, "", -1
+    if key_type == TRANSACTION:
+        denied = transactional_id_error(ctx, key, DESCRIBE)
+        if denied is not None:
+            return denied, None, -1, "", -1
     if key_type not in _TOPICS:
         return ErrorCode.invalid_request, f"Unknown coordinator type: {key_type}", -1, "", -1
     svc = broker.groups if key_type == GROUP else broker.txn

@@ -1,6 +1,8 @@
 """Helpers shared by the group APIs (not an API itself): the group service, client identity,
-millisecond conversions, the topic-existence filter Kafka applies before the coordinator, and
-the parts OffsetCommit and TxnOffsetCommit share (requested offsets, the replication wait, the
+millisecond conversions, the topic-existence filter Kafka applies before the coordinator, the
+group authorization check (READ for membership and commits, DESCRIBE to look, DELETE to delete:
+GROUP_AUTHORIZATION_FAILED otherwise, before anything else about the group is examined), and the
+parts OffsetCommit and TxnOffsetCommit share (requested offsets, the replication wait, the
 per-partition answer)."""
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ import datetime
 from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
+
+from ..authorization import GROUP, READ, AclOperation, authorize
 
 _MS = datetime.timedelta(milliseconds=1)
 
@@ -52,16 +56,43 @@ def partition_exists(ctx: Any, topic: str, partition: int) -> bool:
 
 UNKNOWN_TOPIC = ErrorCode.unknown_topic_or_partition
 
+GROUP_DENIED = ErrorCode.group_authorization_failed
+TOPIC_DENIED = ErrorCode.topic_authorization_failed
 
-def requested_offsets(ctx: Any, topics: Any) -> tuple[dict, dict]:
-    """(offsets to commit as CommitOffset, errors of partitions that do not exist)."""
+
+def group_denied(ctx: Any, group_id: str, operation: AclOperation = READ) -> bool:
+    """True when the request may not perform ``operation`` on the group."""
+    return not authorize(ctx, operation, GROUP, group_id)
+
+
+def requested_offsets(
+    ctx: Any, group_id: str, topics: Any, denied: int | None = None
+) -> tuple[dict, dict]:
+    """(offsets to commit as CommitOffset, errors of the partitions that are not committed).
+
+    As Kafka, in this order: ``denied`` (an error for the whole request found by the caller),
+    READ on the group (GROUP_AUTHORIZATION_FAILED on every partition), READ on each topic
+    (TOPIC_AUTHORIZATION_FAILED on its partitions), then UNKNOWN_TOPIC_OR_PARTITION.
+    """
     from kafkapy.coordinator.group.offsets import CommitOffset
 
+    from ..authorization import TOPIC, authorized_names
+
+    if denied is None and group_denied(ctx, group_id):
+        denied = GROUP_DENIED
+    names = () if denied is not None else (t.name for t in topics)
+    allowed = authorized_names(ctx, READ, TOPIC, names)
     offsets: dict[tuple[str, int], CommitOffset] = {}
     errors: dict[tuple[str, int], int] = {}
     for t in topics:
         for p in t.partitions:
             tp = (t.name, p.partition_index)
+            if denied is not None:
+                errors[tp] = denied
+                continue
+            if t.name not in allowed:
+                errors[tp] = TOPIC_DENIED
+                continue
             if not partition_exists(ctx, t.name, p.partition_index):
                 errors[tp] = UNKNOWN_TOPIC
                 continue

@@ -10,17 +10,20 @@ For a member of the classic protocol in a consumer-protocol (KIP-848) group: REB
 when it must rejoin to move towards its target assignment (the group epoch moved on, it has
 partitions to revoke, or the partitions it waited for were released), ILLEGAL_GENERATION when the
 generation is not its member epoch; members of the consumer protocol are UNKNOWN_MEMBER_ID here.
+Requires READ on the group (GROUP_AUTHORIZATION_FAILED otherwise).
 """
 
 from __future__ import annotations
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import now_ms, service
+from .group_common import GROUP_DENIED, group_denied, now_ms, service
 
 
 @api("Heartbeat")
 async def handle(ctx, request):
+    if group_denied(ctx, request.group_id):
+        return build(ctx.R.HeartbeatResponse, throttle_time=THROTTLE_NONE, error_code=GROUP_DENIED)
     svc = service(ctx)
     error = svc.coordinator.heartbeat(
         request.group_id,

@@ -8,12 +8,16 @@ UNKNOWN_TOPIC_OR_PARTITION, bad value INVALID_CONFIG with a message naming the k
 allowed range. Brokers: this broker's id or "" (cluster default); keys that cannot change at run
 time INVALID_REQUEST. A resource named twice, or a key named twice in one resource, is
 INVALID_REQUEST; other resource types INVALID_REQUEST.
+
+Authorization (after the duplicate check): ALTER_CONFIGS on the cluster for broker resources
+(CLUSTER_AUTHORIZATION_FAILED) or on the topic (TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import ALTER_CONFIGS, config_resource_error
 from ..config_changes import (
     ConfigChangeError,
     apply,
@@ -36,6 +40,11 @@ async def handle(ctx, request):
         error, message = ErrorCode.none, None
         try:
             refuse_duplicate(res, dups)
+            denied = config_resource_error(
+                ctx, ALTER_CONFIGS, res.resource_type, res.resource_name
+            )
+            if denied is not None:
+                raise ConfigChangeError(denied, None)
             current = current_configs(broker, res.resource_type, res.resource_name)
             ops = [(c.name, c.config_operation, c.value) for c in res.configs]
             new = incremental(broker, res.resource_type, current, ops)

@@ -14,12 +14,24 @@ epoch (v3+, KIP-360) to keep its id. INVALID_TRANSACTION_TIMEOUT above
 transaction.max.timeout.ms (or not positive), INVALID_REQUEST for an empty id or a producer id
 and epoch of which only one is -1. The answer follows the write of the new state to
 __transaction_state (acks=all).
+
+Authorization first: WRITE on the transactional id when there is one (else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED); an idempotent producer needs IDEMPOTENT_WRITE on the
+cluster or WRITE on some topic (else CLUSTER_AUTHORIZATION_FAILED), as Kafka 3.x.
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import (
+    IDEMPOTENT_WRITE,
+    TOPIC,
+    WRITE,
+    authorize_by_resource_type,
+    authorize_cluster,
+    transactional_id_error,
+)
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from .group_common import ms
@@ -39,6 +51,14 @@ def _response(ctx, error: ErrorCode, producer_id: int = -1, epoch: int = -1):
 
 @api("InitProducerId")
 async def handle(ctx, request):
+    if request.transactional_id is not None:
+        denied = transactional_id_error(ctx, request.transactional_id)
+    elif authorize_cluster(ctx, IDEMPOTENT_WRITE) or authorize_by_resource_type(ctx, WRITE, TOPIC):
+        denied = None
+    else:
+        denied = ErrorCode.cluster_authorization_failed
+    if denied is not None:
+        return _response(ctx, denied)
     pid = getattr(request, "producer_id", -1)
     epoch = getattr(request, "producer_epoch", -1)
     if (pid == -1) != (epoch == -1):

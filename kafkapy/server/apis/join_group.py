@@ -16,6 +16,8 @@ classic protocol (online migration, kafkapy.coordinator.group.classic_members): 
 is read from its metadata, the server-side assignor assigns, and the answer comes at once with the
 member epoch as generation and no leader (no client-side assignment); UNKNOWN_SERVER_ERROR for
 metadata that is not the 'consumer' embedded protocol.
+
+Requires READ on the group (GROUP_AUTHORIZATION_FAILED otherwise).
 """
 
 from __future__ import annotations
@@ -24,12 +26,19 @@ from kafkapy.coordinator.group.classic import JoinRequest
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import client_host, client_id, ms, now_ms, service
+from .group_common import GROUP_DENIED, client_host, client_id, group_denied, ms, now_ms, service
 
 
 @api("JoinGroup")
 async def handle(ctx, request):
     R = ctx.R
+    if group_denied(ctx, request.group_id):
+        return build(
+            R.JoinGroupResponse, throttle_time=THROTTLE_NONE, error_code=GROUP_DENIED,
+            generation_id=-1, protocol_type=None,
+            protocol_name=None if ctx.version >= 7 else "", leader="", skip_assignment=False,
+            member_id="", members=(),
+        )
     svc = service(ctx)
     session = ms(request.session_timeout)
     rebalance = ms(getattr(request, "rebalance_timeout", None), session)

@@ -9,6 +9,7 @@ In a consumer-protocol (KIP-848) group, members of the classic protocol leave it
 group epoch is bumped); its members of the consumer protocol are UNKNOWN_MEMBER_ID here.
 ZooKeeper mode: the answer waits until what leaving wrote reached the ISR of the group's
 __consumer_offsets partition, else COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR (group_service).
+Requires READ on the group (a top-level GROUP_AUTHORIZATION_FAILED otherwise).
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import now_ms, service
+from .group_common import GROUP_DENIED, group_denied, now_ms, service
 
 
 @api("LeaveGroup")
 async def handle(ctx, request):
     R = ctx.R
+    if group_denied(ctx, request.group_id):
+        return build(R.LeaveGroupResponse, throttle_time=THROTTLE_NONE, error_code=GROUP_DENIED,
+                     members=())
     svc = service(ctx)
     if ctx.version < 3:
         members = [(request.member_id, None)]

@@ -6,10 +6,14 @@ Assigning, Reconciling, Stable; a group migrated online between the protocols is
 current type, protocol type "consumer" either way). states_filter (v4+, case-insensitive) and
 types_filter (v5+) narrow the list; empty filters mean all. COORDINATOR_LOAD_IN_PROGRESS while
 partitions are still loading (with the groups already loaded).
+
+Authorization: with DESCRIBE on the cluster every group is listed, otherwise only the groups
+the request may DESCRIBE, as Kafka does.
 """
 
 from __future__ import annotations
 
+from ..authorization import DESCRIBE, GROUP, authorize_cluster, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from .group_common import coordinator
@@ -21,6 +25,9 @@ async def handle(ctx, request):
     states = set(getattr(request, "states_filter", ()) or ()) or None
     types = set(getattr(request, "types_filter", ()) or ()) or None
     error, groups = coordinator(ctx).list_groups(states, types)
+    if ctx.broker.authorizer is not None and not authorize_cluster(ctx, DESCRIBE):
+        allowed = authorized_names(ctx, DESCRIBE, GROUP, (g.group_id for g in groups))
+        groups = [g for g in groups if g.group_id in allowed]
     return build(
         R.ListGroupsResponse,
         throttle_time=THROTTLE_NONE,

@@ -11,12 +11,14 @@ fetchable offset (high watermark, or last stable offset for read_committed) coun
 The answer carries the leader epoch (v4+).
 A request from a replica (replica_id >= 0: a follower resetting an out-of-range fetch offset)
 gets the log end offset for -1, as Kafka answers replicas (no isolation level applies).
+A topic needs DESCRIBE (else TOPIC_AUTHORIZATION_FAILED on each of its partitions).
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DESCRIBE, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from .partition_lookup import lookup
@@ -63,9 +65,19 @@ async def handle(ctx, request):
     replica = getattr(request, "replica_id", -1) >= 0
     read_committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
     topics = []
+    allowed = authorized_names(ctx, DESCRIBE, TOPIC, (t.name for t in request.topics))
     for t in request.topics:
         parts = []
         for p in t.partitions:
+            if t.name not in allowed:
+                parts.append(
+                    build(
+                        R.ListOffsetsPartitionResponse,
+                        partition_index=p.partition_index,
+                        error_code=ErrorCode.topic_authorization_failed,
+                    )
+                )
+                continue
             ref = lookup(
                 ctx.broker, t.name, p.partition_index, getattr(p, "current_leader_epoch", -1)
             )

@@ -8,6 +8,8 @@ topics or partitions that do not exist, and partitions not being reassigned, are
 out (no error), and a topic with nothing to report is omitted. Any broker answers (Kafka forwards
 the request to its controller; the metadata tree is shared here). Reassignments are started with
 AlterPartitionReassignments and leave the list once the controller completed them.
+
+Authorization: DESCRIBE on the cluster (else CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from kafkapy.metadata import znodes as zn
 from kafkapy.metadata.names import validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import CLUSTER_DENIED_MESSAGE, DESCRIBE, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -49,6 +52,25 @@ def ongoing(store, name: str, partitions) -> list[tuple[int, list[int], list[int
 async def handle(ctx, request):
     R = ctx.R
     cluster = ctx.broker.cluster
+    if not authorize_cluster(ctx, DESCRIBE):
+        return build(
+            R.ListPartitionReassignmentsResponse,
+            throttle_time=THROTTLE_NONE,
+            error_code=ErrorCode.cluster_authorization_failed,
+            error_message=CLUSTER_DENIED_MESSAGE,
+            topics=tuple(
+                build(
+                    R.OngoingTopicReassignment,
+                    name=t.name,
+                    partitions=tuple(
+                        build(R.OngoingPartitionReassignment, partition_index=p, replicas=(),
+                              adding_replicas=(), removing_replicas=())
+                        for p in t.partition_indexes
+                    ),
+                )
+                for t in request.topics or ()
+            ),
+        )
     if request.topics is None:
         wanted = [(name, None) for name in cluster.list_topics()]
     else:

@@ -6,19 +6,39 @@ leader, leader epoch (v7+), replicas, ISR and offline replicas (v5+). A null top
 topics. Missing topics are auto-created when the request allows it (v4+; always for older
 versions) and auto.create.topics.enable is true, with num.partitions and
 default.replication.factor; otherwise UNKNOWN_TOPIC_OR_PARTITION. Invalid names get
-INVALID_TOPIC_EXCEPTION. Authorized operations are not computed (Kafka's "not requested" value
--2147483648 is returned). Topic-id lookups (v12+ with a null name) answer UNKNOWN_TOPIC_ID when the
-id is unknown; in v10-11 a null name or a topic id makes the request INVALID_REQUEST, as in Kafka.
+INVALID_TOPIC_EXCEPTION. Topic-id lookups (v12+ with a null name) answer UNKNOWN_TOPIC_ID when
+the id is unknown; in v10-11 a null name or a topic id makes the request INVALID_REQUEST, as in
+Kafka.
+
+Authorization (Kafka 3.9's handleTopicMetadataRequest): a topic needs DESCRIBE. Listing all
+topics silently leaves out the others; a topic asked for by name gets TOPIC_AUTHORIZATION_FAILED
+(with the zero topic id, whether it exists or not: its existence is not disclosed), one asked for
+by id gets it with its id. Auto-creation also needs CREATE on the cluster or on the topic, else
+TOPIC_AUTHORIZATION_FAILED. When asked (v8+), each described topic carries its authorized
+operations and (v8-10) the response the cluster's (0 without DESCRIBE on the cluster); otherwise
+Kafka's "not requested" value -2147483648.
 """
 
 from __future__ import annotations
 
 import uuid
 
+from kafkapy.metadata.acl_model import CLUSTER_NAME
 from kafkapy.metadata.models import listener_endpoints
 from kafkapy.metadata.names import validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import (
+    CLUSTER,
+    CREATE,
+    DESCRIBE,
+    NOT_REQUESTED,
+    TOPIC,
+    authorize,
+    authorize_cluster,
+    authorized_names,
+    authorized_operations,
+)
 from ..error_response import RequestError
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
@@ -27,7 +47,7 @@ from ..topics import TopicError
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
-def topic_entry(ctx, info, live, error=ErrorCode.none):
+def topic_entry(ctx, info, live, error=ErrorCode.none, operations=NOT_REQUESTED):
     R = ctx.R
     parts = []
     for p in sorted(info.partitions):
@@ -53,18 +73,42 @@ def topic_entry(ctx, info, live, error=ErrorCode.none):
         topic_id=info.topic_id,
         is_internal=info.name in INTERNAL_TOPICS,
         partitions=tuple(parts),
+        topic_authorized_operations=operations,
     )
 
 
-def error_entry(ctx, name, error, topic_id=None):
+def error_entry(ctx, name, error, topic_id=None, internal=False):
     return build(
         ctx.R.MetadataResponseTopic,
         error_code=error,
         name=name,
         topic_id=topic_id or uuid.UUID(int=0),
-        is_internal=False,
+        is_internal=internal,
         partitions=(),
+        topic_authorized_operations=NOT_REQUESTED,
     )
+
+
+def _named_topic(ctx, name, allow_auto, live, described):
+    """The entry of a topic asked for by name (auto-created when allowed)."""
+    broker = ctx.broker
+    if not authorize(ctx, DESCRIBE, TOPIC, name):
+        return error_entry(ctx, name, ErrorCode.topic_authorization_failed)
+    info = broker.topics.get(name)
+    if info is not None:
+        return described(info)
+    if validate_topic_name(name) is not None:
+        return error_entry(ctx, name, ErrorCode.invalid_topic_exception)
+    if not (allow_auto and broker.config.auto_create_topics_enable):
+        return error_entry(ctx, name, ErrorCode.unknown_topic_or_partition)
+    if not (authorize_cluster(ctx, CREATE) or authorize(ctx, CREATE, TOPIC, name)):
+        return error_entry(ctx, name, ErrorCode.topic_authorization_failed,
+                           internal=name in INTERNAL_TOPICS)
+    try:
+        info = broker.topics.auto_create(name)
+    except TopicError as e:
+        return error_entry(ctx, name, e.code)
+    return described(info)
 
 
 @api("Metadata")
@@ -73,7 +117,13 @@ async def handle(ctx, request):
     R = ctx.R
     topics = broker.topics
     allow_auto = getattr(request, "allow_auto_topic_creation", True)
+    with_ops = getattr(request, "include_topic_authorized_operations", False)
     live = broker.cluster.list_brokers()
+
+    def described(info):
+        ops = authorized_operations(ctx, TOPIC, info.name) if with_ops else NOT_REQUESTED
+        return topic_entry(ctx, info, live, operations=ops)
+
     entries = []
     if ctx.version < 12 and request.topics:
         for t in request.topics:  # as Kafka: topic ids are served from v12
@@ -88,34 +138,30 @@ async def handle(ctx, request):
                     f"Topic IDs are not supported in requests for version {ctx.version}",
                 )
     if request.topics is None or (ctx.version == 0 and not request.topics):  # v0: [] = all
-        entries = [topic_entry(ctx, topics.get(n), live) for n in sorted(topics.by_name)]
+        names = sorted(topics.by_name)
+        if broker.authorizer is not None:
+            allowed = authorized_names(ctx, DESCRIBE, TOPIC, names)
+            names = [n for n in names if n in allowed]
+        entries = [described(topics.get(n)) for n in names]
     else:
         for t in request.topics:
             name = t.name
-            if name is None:
-                tid = getattr(t, "topic_id", None)
-                info = topics.get_by_id(tid) if tid is not None else None
-                if info is None:
-                    entries.append(error_entry(ctx, None, ErrorCode.unknown_topic_id, tid))
-                else:
-                    entries.append(topic_entry(ctx, info, live))
+            if name is not None:
+                entries.append(_named_topic(ctx, name, allow_auto, live, described))
                 continue
-            info = topics.get(name)
-            if info is not None:
-                entries.append(topic_entry(ctx, info, live))
-                continue
-            if validate_topic_name(name) is not None:
-                entries.append(error_entry(ctx, name, ErrorCode.invalid_topic_exception))
-                continue
-            if allow_auto and broker.config.auto_create_topics_enable:
-                try:
-                    info = topics.auto_create(name)
-                except TopicError as e:
-                    entries.append(error_entry(ctx, name, e.code))
-                    continue
-                entries.append(topic_entry(ctx, info, live))
+            tid = getattr(t, "topic_id", None)
+            info = topics.get_by_id(tid) if tid is not None else None
+            if info is None:
+                entries.append(error_entry(ctx, None, ErrorCode.unknown_topic_id, tid))
+            elif not authorize(ctx, DESCRIBE, TOPIC, info.name):
+                entries.append(error_entry(ctx, None, ErrorCode.topic_authorization_failed, tid))
             else:
-                entries.append(error_entry(ctx, name, ErrorCode.unknown_topic_or_partition))
+                entries.append(described(info))
+    cluster_ops = NOT_REQUESTED
+    if getattr(request, "include_cluster_authorized_operations", False):
+        cluster_ops = 0
+        if authorize_cluster(ctx, DESCRIBE):
+            cluster_ops = authorized_operations(ctx, CLUSTER, CLUSTER_NAME)
     brokers = tuple(
         build(R.MetadataResponseBroker, node_id=b, host=e.host, port=e.port, rack=info.rack)
         for b, info, e in listener_endpoints(live, ctx.session.listener_name)
@@ -129,4 +175,5 @@ async def handle(ctx, request):
         controller_id=-1 if controller is None else controller,
         topics=tuple(entries),
         error_code=ErrorCode.none,
+        cluster_authorized_operations=cluster_ops,
     )

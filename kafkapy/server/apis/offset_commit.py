@@ -14,6 +14,9 @@ retention_time (-1: broker default) sets an explicit expiry. ZooKeeper mode: the
 until the commit reached the ISR of its __consumer_offsets partition (offsets.commit.timeout.ms);
 if not, COORDINATOR_NOT_AVAILABLE (timeout, too small an ISR) or NOT_COORDINATOR (leadership
 moved) for each partition that was committed (group_service).
+
+Authorization: READ on the group (else GROUP_AUTHORIZATION_FAILED on every partition), and READ
+on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions, before existence is checked).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from .group_common import (
 async def handle(ctx, request):
     R = ctx.R
     svc = service(ctx)
-    offsets, errors = requested_offsets(ctx, request.topics)
+    offsets, errors = requested_offsets(ctx, request.group_id, request.topics)
     if offsets:
         results = svc.coordinator.commit_offsets(
             request.group_id,

@@ -8,26 +8,45 @@ partition that does not exist; deleting an offset that was never committed succe
 ZooKeeper mode: the answer waits until the tombstones reached the ISR of the group's
 __consumer_offsets partition (offsets.commit.timeout.ms), else COORDINATOR_NOT_AVAILABLE or
 NOT_COORDINATOR (group_service).
+
+Authorization: DELETE on the group (else a top-level GROUP_AUTHORIZATION_FAILED), READ on each
+topic (else TOPIC_AUTHORIZATION_FAILED on its partitions).
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DELETE, READ, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import UNKNOWN_TOPIC, now_ms, partition_exists, service
+from .group_common import (
+    GROUP_DENIED,
+    TOPIC_DENIED,
+    UNKNOWN_TOPIC,
+    group_denied,
+    now_ms,
+    partition_exists,
+    service,
+)
 
 
 @api("OffsetDelete")
 async def handle(ctx, request):
     R = ctx.R
     svc = service(ctx)
+    if group_denied(ctx, request.group_id, DELETE):
+        return build(
+            R.OffsetDeleteResponse, error_code=GROUP_DENIED, throttle_time=THROTTLE_NONE, topics=()
+        )
     errors = {}
     wanted = []
+    allowed = authorized_names(ctx, READ, TOPIC, (t.name for t in request.topics))
     for t in request.topics:
         for p in t.partitions:
-            if partition_exists(ctx, t.name, p.partition_index):
+            if t.name not in allowed:
+                errors[(t.name, p.partition_index)] = TOPIC_DENIED
+            elif partition_exists(ctx, t.name, p.partition_index):
                 wanted.append((t.name, p.partition_index))
             else:
                 errors[(t.name, p.partition_index)] = UNKNOWN_TOPIC

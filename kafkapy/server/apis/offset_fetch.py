@@ -9,34 +9,64 @@ ended yet answers UNSTABLE_OFFSET_COMMIT (offset -1); the client retries. v9 car
 and epoch per group: for a consumer-protocol group they must name a member at its current epoch
 (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH), unless both are absent (-1, null: admin clients).
 Errors: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, INVALID_GROUP_ID.
+
+Authorization: DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED for it) and on each topic:
+asked-for topics the request may not describe get TOPIC_AUTHORIZATION_FAILED on their partitions,
+and a request for all of a group's offsets leaves those topics out.
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DESCRIBE, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import coordinator
+from .group_common import GROUP_DENIED, TOPIC_DENIED, coordinator, group_denied
+
+UNSTABLE = object()  # a row's offset while a transaction that committed it has not ended
 
 
 def _fetch(ctx, group_id, topics, require_stable, member_id=None, member_epoch=-1):
-    """(group error, rows, partitions to answer UNSTABLE_OFFSET_COMMIT)."""
-    wanted = None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
-    c = coordinator(ctx)
-    err, rows = c.fetch_offsets(
+    """(group error, rows, topics denied): rows are (topic, partition, committed or None, or
+    TOPIC_DENIED, or UNSTABLE when require_stable and a transactional commit is pending)."""
+    err, rows, denied = _fetch_rows(ctx, group_id, topics, require_stable, member_id, member_epoch)
+    if require_stable and not err:
+        unstable = coordinator(ctx).unstable_offsets(group_id)
+        if unstable:
+            rows = [(t, p, UNSTABLE if (t, p) in unstable else om) for t, p, om in rows]
+    return err, rows, denied
+
+
+def _fetch_rows(ctx, group_id, topics, require_stable, member_id, member_epoch):
+    if group_denied(ctx, group_id, DESCRIBE):
+        return GROUP_DENIED, [], []
+    if topics is None:
+        err, rows = coordinator(ctx).fetch_offsets(
+            group_id, None, require_stable, member_id=member_id, member_epoch=member_epoch
+        )
+        if ctx.broker.authorizer is not None and not err:
+            allowed = authorized_names(ctx, DESCRIBE, TOPIC, {r[0] for r in rows})
+            rows = [r for r in rows if r[0] in allowed]
+        return err, rows, []
+    allowed = authorized_names(ctx, DESCRIBE, TOPIC, (t.name for t in topics))
+    denied = [t for t in topics if t.name not in allowed]
+    wanted = [(t.name, list(t.partition_indexes)) for t in topics if t.name in allowed]
+    err, rows = coordinator(ctx).fetch_offsets(
         group_id, wanted, require_stable, member_id=member_id, member_epoch=member_epoch
     )
-    unstable = c.unstable_offsets(group_id) if require_stable and not err else set()
-    return err, rows, unstable
+    if not err:
+        rows = list(rows) + [(t.name, p, TOPIC_DENIED) for t in denied for p in t.partition_indexes]
+    return err, rows, denied
 
 
-def _topics(ctx, names, fetched, topic_cls, part_cls):
-    group_error, rows, unstable = fetched
+def _topics(ctx, names, rows, group_error, topic_cls, part_cls):
     by_topic: dict[str, list] = {}
     for topic, partition, om in rows:
-        if (topic, partition) in unstable:
-            om, error = None, ErrorCode.unstable_offset_commit
+        if om is TOPIC_DENIED:
+            error, om = TOPIC_DENIED, None
+        elif om is UNSTABLE:
+            error, om = ErrorCode.unstable_offset_commit, None
         else:
             error = group_error if ctx.version < 2 else ErrorCode.none
         by_topic.setdefault(topic, []).append(
@@ -71,7 +101,7 @@ async def handle(ctx, request):
     if ctx.version >= 8:
         groups = []
         for g in request.groups:
-            fetched = _fetch(
+            err, rows, _ = _fetch(
                 ctx,
                 g.group_id,
                 g.topics,
@@ -86,25 +116,27 @@ async def handle(ctx, request):
                     topics=_topics(
                         ctx,
                         g.topics,
-                        fetched,
+                        rows,
+                        err,
                         R.OffsetFetchResponseTopics,
                         R.OffsetFetchResponsePartitions,
                     ),
-                    error_code=fetched[0],
+                    error_code=err,
                 )
             )
         return build(R.OffsetFetchResponse, throttle_time=THROTTLE_NONE, groups=tuple(groups))
     require_stable = getattr(request, "require_stable", False)
-    fetched = _fetch(ctx, request.group_id, request.topics, require_stable)
+    err, rows, _ = _fetch(ctx, request.group_id, request.topics, require_stable)
     return build(
         R.OffsetFetchResponse,
         throttle_time=THROTTLE_NONE,
         topics=_topics(
             ctx,
             request.topics,
-            fetched,
+            rows,
+            err,
             R.OffsetFetchResponseTopic,
             R.OffsetFetchResponsePartition,
         ),
-        error_code=fetched[0],
+        error_code=err,
     )

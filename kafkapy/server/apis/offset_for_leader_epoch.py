@@ -5,12 +5,16 @@ higher epoch, or the log end offset for the current epoch) and the largest epoch
 one, from the partition's leader-epoch cache; UNDEFINED (-1, -1) when the epoch is older than
 anything retained. The client's current_leader_epoch is checked (FENCED_LEADER_EPOCH,
 UNKNOWN_LEADER_EPOCH).
+
+Authorization: CLUSTER_ACTION on the cluster (brokers) allows every topic, otherwise DESCRIBE on
+each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions).
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import CLUSTER_ACTION, DESCRIBE, TOPIC, authorize_cluster, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from .partition_lookup import lookup
@@ -20,15 +24,21 @@ from .partition_lookup import lookup
 async def handle(ctx, request):
     R = ctx.R
     topics = []
+    names = [t.topic for t in request.topics]
+    if ctx.broker.authorizer is None or authorize_cluster(ctx, CLUSTER_ACTION):
+        allowed = set(names)
+    else:
+        allowed = authorized_names(ctx, DESCRIBE, TOPIC, names)
     for t in request.topics:
         parts = []
         for p in t.partitions:
             ref = lookup(ctx.broker, t.topic, p.partition, p.current_leader_epoch)
-            if ref.error != ErrorCode.none:
+            error = ref.error if t.topic in allowed else ErrorCode.topic_authorization_failed
+            if error != ErrorCode.none:
                 parts.append(
                     build(
                         R.EpochEndOffset,
-                        error_code=ref.error,
+                        error_code=error,
                         partition=p.partition,
                         leader_epoch=-1,
                         end_offset=-1,

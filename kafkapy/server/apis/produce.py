@@ -30,6 +30,15 @@ write to a partition the coordinator is asked whether the partition is in the tr
 (KIP-890, server/txn_verification.py); a refused partition gets the mapped error and nothing is
 appended to it. The log refuses a transactional write without that verification, and a plain
 write while the producer's transaction is open, with INVALID_TXN_STATE.
+
+Authorization (with an authorizer), as Kafka checks it first: a request with transactional
+batches needs WRITE on its transactional id (else every partition gets
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and each topic WRITE (else TOPIC_AUTHORIZATION_FAILED,
+whether or not the topic exists; its partitions are not verified with the coordinator).
+
+Quotas (server/quota_enforcement.py): the request's size counts against the producer byte rate
+and, unless acks=0, its handler time against the request quota; the response carries the throttle
+time and the connection is muted for it (acks=0: muted only).
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ from kafkapy.protocol.record_batch import TRANSACTIONAL_BIT, RecordBatchError
 from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.errors import StorageError
 
+from ..authorization import TOPIC, WRITE, authorized_names, transactional_id_error
 from ..connection import CloseConnection
 from ..log_flusher import flush_if_due
 from ..registry import api
@@ -186,8 +196,14 @@ async def handle(ctx, _request):
     guards: dict = {}
     refused: dict = {}
     if txn_batches:
-        if request.transactional_id is None:
+        tid = request.transactional_id
+        if tid is None or transactional_id_error(ctx, tid) is not None:
             return _error_response(ctx, request, ErrorCode.transactional_id_authorization_failed)
+    allowed = None  # with an authorizer: the topics the request may write
+    if broker.authorizer is not None:
+        allowed = authorized_names(ctx, WRITE, TOPIC, (td.name for td in request.topics))
+        txn_batches = [b for b in txn_batches if b.topic in allowed]
+    if txn_batches:
         if len({(b.producer_id, b.producer_epoch) for b in txn_batches}) > 1:
             return _error_response(ctx, request, ErrorCode.invalid_producer_id_mapping)
         if acks in VALID_ACKS:
@@ -204,7 +220,9 @@ async def handle(ctx, _request):
     pending = []
     for td in request.topics:
         for pd in td.partitions:
-            if acks not in VALID_ACKS:
+            if allowed is not None and td.name not in allowed:
+                res = (ErrorCode.topic_authorization_failed, -1, -1, -1, None, -1)
+            elif acks not in VALID_ACKS:
                 res = (ErrorCode.invalid_required_acks, -1, -1, -1, None, -1)
             elif refused and (td.name, pd.index) in refused:
                 err, msg = refused[(td.name, pd.index)]
@@ -241,11 +259,14 @@ async def handle(ctx, _request):
                 failed = True
             parts.append(PartitionResponse(pd.index, err, base, append_time, start, msg))
         topics.append((td.name, parts))
+    throttle = 0
+    if broker.client_quotas.enabled:
+        throttle = broker.client_quotas.produce_throttle(ctx, len(ctx.frame), acks)
     if acks == 0:
         if failed:
             raise CloseConnection("acks=0 produce request failed")
         return NO_RESPONSE
-    return RawResponse([encode_produce_response(ctx.version, topics)])
+    return RawResponse([encode_produce_response(ctx.version, topics, throttle_ms=throttle)])
 
 
 def _error_response(ctx, request, code: ErrorCode):

@@ -11,7 +11,8 @@ A member of the classic protocol in a consumer-protocol (KIP-848) group gets its
 assignment at once (REBALANCE_IN_PROGRESS while the group epoch is ahead of its own: it rejoins).
 ZooKeeper mode: the answer waits until the group's __consumer_offsets writes reached the ISR
 (offsets.commit.timeout.ms); if not, COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR, and the group
-rebalances again (group_service).
+rebalances again (group_service). Requires READ on the group (GROUP_AUTHORIZATION_FAILED
+otherwise).
 """
 
 from __future__ import annotations
@@ -20,11 +21,15 @@ from kafkapy.coordinator.group.classic import SyncResult
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import now_ms, service
+from .group_common import GROUP_DENIED, group_denied, now_ms, service
 
 
 @api("SyncGroup")
 async def handle(ctx, request):
+    if group_denied(ctx, request.group_id):
+        return build(ctx.R.SyncGroupResponse, throttle_time=THROTTLE_NONE,
+                     error_code=GROUP_DENIED, protocol_type=None, protocol_name=None,
+                     assignment=b"")
     svc = service(ctx)
     assignments = {a.member_id: bytes(a.assignment) for a in request.assignments}
     pending = svc.coordinator.sync_group(

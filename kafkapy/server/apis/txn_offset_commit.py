@@ -72,7 +72,7 @@ async def handle(ctx, request):
     R = ctx.R
     svc = service(ctx)
     coordinator = svc.coordinator
-    offsets, errors = requested_offsets(ctx, request.topics)
+    offsets, errors = requested_offsets(ctx, request.group_id, request.topics)
     if offsets:
         group_id = request.group_id
         err = coordinator.state.group_error(group_id)

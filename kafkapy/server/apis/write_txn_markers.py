@@ -6,12 +6,17 @@ to every partition named, with acks=all semantics, and ``__consumer_offsets`` pa
 complete the transaction's offset commits (server/txn_markers.py, shared with the in-process
 marker sender). The answer groups the per-partition errors by producer id, as Kafka's does
 (two markers of one producer in one request share one entry).
+
+Authorization: ALTER or CLUSTER_ACTION on the cluster (brokers, admin tools), else the request's
+error response with CLUSTER_AUTHORIZATION_FAILED on every marker's partitions, as Kafka.
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import ALTER, CLUSTER_ACTION, CLUSTER_DENIED_MESSAGE, authorize_cluster
+from ..error_response import RequestError
 from ..registry import api
 from ..responses import build
 from ..txn_markers import TxnMarker, write_txn_markers
@@ -20,6 +25,8 @@ from ..txn_markers import TxnMarker, write_txn_markers
 @api("WriteTxnMarkers")
 async def handle(ctx, request):
     R = ctx.R
+    if not (authorize_cluster(ctx, ALTER) or authorize_cluster(ctx, CLUSTER_ACTION)):
+        raise RequestError(ErrorCode.cluster_authorization_failed, CLUSTER_DENIED_MESSAGE)
     markers = [
         TxnMarker(
             producer_id=m.producer_id,
