@@ -40,7 +40,10 @@ from kafkapy.protocol.errors import ErrorCode
 from kafkapy.security.authorizer import operations_from_bit_field
 from kafkapy.testing import BrokerProcess, free_port
 
-USERS = {name: f"{name}-secret" for name in ("admin", "alice", "bob", "carol", "dave", "erin")}
+USERS = {
+    name: f"{name}-secret"
+    for name in ("admin", "alice", "bob", "carol", "dave", "erin", "trent", "mallory")
+}
 JAAS = plain_jaas(USERS, me=None)
 
 
@@ -389,6 +392,110 @@ def test_transactional_and_idempotent_producers(secured: BrokerProcess) -> None:
     with pytest.raises(KafkaException) as info:
         txn.init_transactions(15)
     assert info.value.args[0].code() == ErrorCode.transactional_id_authorization_failed
+
+
+def test_transaction_apis_check_their_acls(secured: BrokerProcess) -> None:
+    """Each transaction API checks what Kafka's KafkaApis checks, in the same order (trent owns
+    a transactional id; mallory has no ACL)."""
+    from kio.schema.add_offsets_to_txn.v3.request import AddOffsetsToTxnRequest
+    from kio.schema.add_partitions_to_txn.v3 import request as apt
+    from kio.schema.add_partitions_to_txn.v4 import request as apt4
+    from kio.schema.describe_transactions.v0.request import DescribeTransactionsRequest
+    from kio.schema.end_txn.v3.request import EndTxnRequest
+    from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest
+    from kio.schema.init_producer_id.v4.request import InitProducerIdRequest
+    from kio.schema.list_transactions.v1.request import ListTransactionsRequest
+    from kio.schema.txn_offset_commit.v3 import request as toc
+
+    E = ErrorCode
+    tid, hidden, group = unique("tx-trent"), unique("tx-hidden"), unique("trent-g")
+    out, other, source = unique("trent-out"), unique("trent-other"), unique("trent-in")
+    make_topics(secured, out, other, source)
+    grant(
+        secured,
+        acl("User:trent", ResourceType.TRANSACTIONAL_ID, tid, ACLOperation.WRITE),
+        acl("User:trent", ResourceType.TOPIC, out, ACLOperation.WRITE),
+        acl("User:trent", ResourceType.TOPIC, other, ACLOperation.WRITE),
+        # trent may write "other" but not see it: DescribeTransactions leaves it out
+        acl("User:trent", ResourceType.TOPIC, other, ACLOperation.DESCRIBE,
+            ACLPermissionType.DENY),
+    )
+
+    def init(client: RawClient, txn: str) -> tuple[int, int]:
+        found = client.request(FindCoordinatorRequest(key_type=1, coordinator_keys=(txn,)))
+        assert found.coordinators[0].error_code == E.none, found
+        got = client.request(InitProducerIdRequest(
+            transactional_id=txn, transaction_timeout=datetime.timedelta(seconds=60),
+            producer_id=-1, producer_epoch=-1))
+        assert got.error_code == E.none, got
+        return got.producer_id, got.producer_epoch
+
+    def add(client: RawClient, txn: str, pid: int, epoch: int, topics) -> dict:
+        resp = client.request(apt.AddPartitionsToTxnRequest(
+            v3_and_below_transactional_id=txn, v3_and_below_producer_id=pid,
+            v3_and_below_producer_epoch=epoch, v3_and_below_topics=tuple(
+                apt.AddPartitionsToTxnTopic(name=t, partitions=(0,)) for t in topics)))
+        return {t.name: t.results_by_partition[0].partition_error_code
+                for t in resp.results_by_topic_v3_and_below}
+
+    def commit_offsets(client: RawClient, pid: int, epoch: int, txn: str = tid) -> dict:
+        resp = client.request(toc.TxnOffsetCommitRequest(
+            transactional_id=txn, group_id=group, producer_id=pid, producer_epoch=epoch,
+            topics=(toc.TxnOffsetCommitRequestTopic(name=source, partitions=(
+                toc.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=5,
+                                                    committed_leader_epoch=-1,
+                                                    committed_metadata=""),)),)))
+        return {t.name: t.partitions[0].error_code for t in resp.topics}
+
+    with raw(secured, "admin") as admin:
+        init(admin, hidden)
+    with raw(secured, "trent") as trent, raw(secured, "mallory") as mallory:
+        pid, epoch = init(trent, tid)
+        # AddPartitionsToTxn: WRITE on the id, then on each topic; an internal topic never
+        assert add(mallory, tid, pid, epoch, [out]) == {
+            out: E.transactional_id_authorization_failed}
+        assert add(trent, tid, pid, epoch, [out, source, "__consumer_offsets"]) == {
+            out: E.operation_not_attempted, source: E.topic_authorization_failed,
+            "__consumer_offsets": E.topic_authorization_failed}
+        assert add(trent, tid, pid, epoch, [out, other]) == {out: E.none, other: E.none}
+        # v4+ is for brokers: CLUSTER_ACTION
+        resp = trent.request(apt4.AddPartitionsToTxnRequest(transactions=(
+            apt4.AddPartitionsToTxnTransaction(
+                transactional_id=tid, producer_id=pid, producer_epoch=epoch, verify_only=True,
+                topics=(apt4.AddPartitionsToTxnTopic(name=out, partitions=(0,)),)),)))
+        assert resp.error_code == E.cluster_authorization_failed
+        # AddOffsetsToTxn: WRITE on the id, then READ on the group
+        for client, code in ((mallory, E.transactional_id_authorization_failed),
+                             (trent, E.group_authorization_failed)):
+            resp = client.request(AddOffsetsToTxnRequest(
+                transactional_id=tid, producer_id=pid, producer_epoch=epoch, group_id=group))
+            assert resp.error_code == code
+        grant(secured, acl("User:trent", ResourceType.GROUP, group, ACLOperation.READ))
+        resp = trent.request(AddOffsetsToTxnRequest(
+            transactional_id=tid, producer_id=pid, producer_epoch=epoch, group_id=group))
+        assert resp.error_code == E.none
+        # TxnOffsetCommit: the id, the group, then READ on each topic
+        assert commit_offsets(mallory, pid, epoch) == {
+            source: E.transactional_id_authorization_failed}
+        assert commit_offsets(trent, pid, epoch) == {source: E.topic_authorization_failed}
+        grant(secured, acl("User:trent", ResourceType.TOPIC, source, ACLOperation.READ))
+        assert commit_offsets(trent, pid, epoch) == {source: E.none}
+        # DescribeTransactions and ListTransactions: DESCRIBE on the id; only the topics trent
+        # may describe are listed (not "other", nor __consumer_offsets)
+        described = trent.request(DescribeTransactionsRequest(transactional_ids=(tid, hidden)))
+        mine, theirs = described.transaction_states
+        assert (mine.error_code, mine.transaction_state) == (E.none, "Ongoing")
+        assert [t.topic for t in mine.topics] == [out]
+        assert theirs.error_code == E.transactional_id_authorization_failed
+        for client, visible in ((trent, {tid}), (mallory, set())):
+            listed = client.request(ListTransactionsRequest())
+            ids = {t.transactional_id for t in listed.transaction_states}
+            assert ids & {tid, hidden} == visible
+        # EndTxn: WRITE on the id
+        for client, code in ((mallory, E.transactional_id_authorization_failed), (trent, E.none)):
+            resp = client.request(EndTxnRequest(
+                transactional_id=tid, producer_id=pid, producer_epoch=epoch, committed=True))
+            assert resp.error_code == code
 
 
 def test_cluster_operations_and_super_user(secured: BrokerProcess) -> None:

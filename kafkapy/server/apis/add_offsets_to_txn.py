@@ -7,6 +7,9 @@ abs(hashCode(group id)) % offsets.topic.num.partitions). Errors as AddPartitions
 INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2),
 CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS; COORDINATOR_NOT_AVAILABLE
 when __consumer_offsets cannot be created.
+
+Authorization first: WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then
+READ on the group (GROUP_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import GROUP, READ, authorize, transactional_id_error
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
@@ -21,7 +25,12 @@ from ..responses import THROTTLE_NONE, build
 @api("AddOffsetsToTxn")
 async def handle(ctx, request):
     broker = ctx.broker
-    if not broker.groups.ensure_topic():
+    denied = transactional_id_error(ctx, request.transactional_id)
+    if denied is None and not authorize(ctx, READ, GROUP, request.group_id):
+        denied = ErrorCode.group_authorization_failed
+    if denied is not None:
+        err = denied
+    elif not broker.groups.ensure_topic():
         err = ErrorCode.coordinator_not_available
     else:
         partition = broker.groups.coordinator.partition_for(request.group_id)

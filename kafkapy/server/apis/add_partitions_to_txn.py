@@ -13,14 +13,30 @@ part 1) nothing is added, each partition is answered NONE when it is in the prod
 transaction, TRANSACTION_ABORTABLE when it is not (else the producer errors above, or
 CONCURRENT_TRANSACTIONS while the transaction is being completed); without it the partitions
 are added as for v0-3. One result per transaction.
+
+Authorization, as Kafka: v0-3 need WRITE on the transactional id (else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition) and WRITE on each topic (else
+TOPIC_AUTHORIZATION_FAILED, which fails the request as an unknown partition does; an internal
+topic is always refused so: its partitions are added by AddOffsetsToTxn); v4+ come from brokers
+and need CLUSTER_ACTION on the cluster (else CLUSTER_AUTHORIZATION_FAILED as the top-level
+error).
 """
 
 from __future__ import annotations
 
 import trio
 
+from kafkapy.metadata.names import INTERNAL_TOPICS
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import (
+    CLUSTER_ACTION,
+    TOPIC,
+    WRITE,
+    authorize_cluster,
+    authorized_names,
+    transactional_id_error,
+)
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from .group_common import partition_exists
@@ -36,10 +52,22 @@ def _partitions(topics) -> list[tuple[str, int]]:
 
 async def _one(ctx, txn_id: str, pid: int, epoch: int, verify_only: bool, tps) -> dict:
     """Per-partition errors of one transaction's part of the request."""
-    missing = [tp for tp in tps if not partition_exists(ctx, *tp)]
-    if missing:
+    if ctx.version < 4:  # from a client: WRITE on the id and on the topics
+        denied = transactional_id_error(ctx, txn_id)
+        if denied is not None:
+            return dict.fromkeys(tps, denied)
+        allowed = authorized_names(ctx, WRITE, TOPIC, {t for t, _ in tps} - INTERNAL_TOPICS)
+    else:
+        allowed = {t for t, _ in tps}
+    failed = {}
+    for tp in tps:
+        if tp[0] not in allowed:
+            failed[tp] = ErrorCode.topic_authorization_failed
+        elif not partition_exists(ctx, *tp):
+            failed[tp] = ErrorCode.unknown_topic_or_partition
+    if failed:
         errors = dict.fromkeys(tps, ErrorCode.operation_not_attempted)
-        errors.update(dict.fromkeys(missing, ErrorCode.unknown_topic_or_partition))
+        errors.update(failed)
         return errors
     svc = ctx.broker.txn
     if verify_only:
@@ -78,6 +106,13 @@ async def handle(ctx, request):
             R.AddPartitionsToTxnResponse,
             throttle_time=THROTTLE_NONE,
             results_by_topic_v3_and_below=_topic_results(R, errors),
+        )
+    if not authorize_cluster(ctx, CLUSTER_ACTION):  # v4+ come from brokers
+        return build(
+            R.AddPartitionsToTxnResponse,
+            throttle_time=THROTTLE_NONE,
+            error_code=ErrorCode.cluster_authorization_failed,
+            results_by_transaction=(),
         )
     results: list = [None] * len(request.transactions)
 

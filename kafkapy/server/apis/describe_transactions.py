@@ -5,6 +5,9 @@ describe``): producer id and epoch, state name (Empty, Ongoing, PrepareCommit, .
 start time (-1 when no transaction has started) and the partitions of the ongoing transaction.
 Per id: TRANSACTIONAL_ID_NOT_FOUND (unknown or expiring), NOT_COORDINATOR (another broker
 coordinates it), COORDINATOR_LOAD_IN_PROGRESS, INVALID_REQUEST for an empty id.
+
+Authorization: DESCRIBE on each transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+only the partitions of topics the principal may DESCRIBE are listed.
 """
 
 from __future__ import annotations
@@ -14,17 +17,23 @@ import datetime
 from kafkapy.coordinator.txn.coordinator import DescribedTxn
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import DESCRIBE, TOPIC, authorized_names, transactional_id_error
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
 UTC = datetime.UTC
 
 
-def _state(R, txn_id: str, got: DescribedTxn | ErrorCode):
+def _state(ctx, txn_id: str):
+    R = ctx.R
+    got = transactional_id_error(ctx, txn_id, DESCRIBE)
+    if got is None:
+        got = ctx.broker.txn.coordinator.describe(txn_id)
     if isinstance(got, ErrorCode):  # Kafka leaves the other fields at their zero defaults
         got = DescribedTxn(0, 0, None, 0, 0, frozenset(), error=got)
+    visible = authorized_names(ctx, DESCRIBE, TOPIC, {t for t, _ in got.partitions})
     by_topic: dict[str, list[int]] = {}
-    for topic, p in sorted(got.partitions):
+    for topic, p in sorted(tp for tp in got.partitions if tp[0] in visible):
         by_topic.setdefault(topic, []).append(p)
     return build(
         R.TransactionState,
@@ -43,12 +52,8 @@ def _state(R, txn_id: str, got: DescribedTxn | ErrorCode):
 
 @api("DescribeTransactions")
 async def handle(ctx, request):
-    coordinator = ctx.broker.txn.coordinator
     return build(
         ctx.R.DescribeTransactionsResponse,
         throttle_time=THROTTLE_NONE,
-        transaction_states=tuple(
-            _state(ctx.R, txn_id, coordinator.describe(txn_id))
-            for txn_id in request.transactional_ids
-        ),
+        transaction_states=tuple(_state(ctx, txn_id) for txn_id in request.transactional_ids),
     )

@@ -9,24 +9,28 @@ ending with the other result, or with no transaction (Empty), INVALID_TXN_STATE.
 INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2), NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS as for the other transaction APIs. v5 (KIP-890 part 2, an epoch bump
 per transaction) is not served: kafkapy finalizes no transaction.version, so clients use v4.
+Authorization: WRITE on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import transactional_id_error
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 
 
 @api("EndTxn")
 async def handle(ctx, request):
-    err = await ctx.broker.txn.end_txn(
-        request.transactional_id,
-        request.producer_id,
-        request.producer_epoch,
-        bool(request.committed),
-    )
+    err = transactional_id_error(ctx, request.transactional_id)
+    if err is None:
+        err = await ctx.broker.txn.end_txn(
+            request.transactional_id,
+            request.producer_id,
+            request.producer_epoch,
+            bool(request.committed),
+        )
     if ctx.version < 2 and err == ErrorCode.producer_fenced:
         err = ErrorCode.invalid_producer_epoch
     return build(ctx.R.EndTxnResponse, throttle_time=THROTTLE_NONE, error_code=err)

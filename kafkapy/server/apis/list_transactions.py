@@ -3,11 +3,13 @@
 The transactional ids this broker coordinates (an admin client asks every broker), with their
 producer id and state name, filtered by state names, producer ids and (v1) by running longer
 than ``duration_filter`` ms; unknown state names are echoed in ``unknown_state_filters``.
-COORDINATOR_LOAD_IN_PROGRESS while a __transaction_state partition is loading.
+COORDINATOR_LOAD_IN_PROGRESS while a __transaction_state partition is loading. Only the ids
+the principal may DESCRIBE are listed (authorization).
 """
 
 from __future__ import annotations
 
+from ..authorization import DESCRIBE, TRANSACTIONAL_ID, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from .group_common import now_ms
@@ -22,6 +24,8 @@ async def handle(ctx, request):
         int(getattr(request, "duration_filter", -1)),
         now_ms(),
     )
+    visible = authorized_names(ctx, DESCRIBE, TRANSACTIONAL_ID, (t.transactional_id for t in txns))
+    txns = [t for t in txns if t.transactional_id in visible]
     return build(
         R.ListTransactionsResponse,
         throttle_time=THROTTLE_NONE,

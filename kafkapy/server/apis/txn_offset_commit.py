@@ -21,6 +21,10 @@ Per partition: UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist,
 OFFSET_METADATA_TOO_LARGE; NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS (COORDINATOR_NOT_AVAILABLE
 before v2, as Kafka answers clients older than 2.0), COORDINATOR_NOT_AVAILABLE when the write
 did not reach the ISR. v5 (KIP-890 part 2) is not served (no transaction.version 2).
+
+Authorization first, as Kafka: WRITE on the transactional id (else
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition), READ on the group (else
+GROUP_AUTHORIZATION_FAILED on every partition), READ on each topic (TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from kafkapy.coordinator.group.state import append_error_to_response_error
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
+from ..authorization import transactional_id_error
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from ..txn_verification import TransactionalBatch, verify_partitions
@@ -72,7 +77,8 @@ async def handle(ctx, request):
     R = ctx.R
     svc = service(ctx)
     coordinator = svc.coordinator
-    offsets, errors = requested_offsets(ctx, request.group_id, request.topics)
+    denied = transactional_id_error(ctx, request.transactional_id)
+    offsets, errors = requested_offsets(ctx, request.group_id, request.topics, denied)
     if offsets:
         group_id = request.group_id
         err = coordinator.state.group_error(group_id)
