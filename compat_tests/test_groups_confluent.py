@@ -62,6 +62,22 @@ def owned_once(consumers, total):
     return len(owned) == total and len(set(owned)) == total
 
 
+def balanced_and_caught_up(consumers, total, end):
+    """Each consumer owns its share of the ``total`` partitions (no move still to come) and has
+    consumed each of them to ``end``. A partition that moved has no position at its new owner
+    until that owner fetched it (from the committed offset, else earliest), and commit() without
+    offsets commits positions only: before this, a commit may leave a partition out."""
+    if not owned_once(consumers, total):
+        return False
+    for c in consumers:
+        owned = c.assignment()
+        if len(owned) != total // len(consumers):
+            return False
+        if any(tp.offset != end for tp in c.position(owned)):
+            return False
+    return True
+
+
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "cooperative-sticky"])
 def test_group_rebalance_with_strategy(broker_factory, strategy):
     broker = broker_factory(FAST)
@@ -78,14 +94,12 @@ def test_group_rebalance_with_strategy(broker_factory, strategy):
             consumers,
             lambda recs: (
                 len({(m.partition(), m.offset()) for m in recs}) >= 60
-                and owned_once(consumers, 6)
-                and all(c.assignment() for c in consumers)
+                and balanced_and_caught_up(consumers, 6, 10)
             ),
         )
         assert len({(m.partition(), m.offset()) for m in records}) == 60
         for c in consumers:
-            if c.assignment():
-                c.commit(asynchronous=False)
+            c.commit(asynchronous=False)  # each one's positions: 10 on each of its partitions
         leaver = consumers.pop()
         leaver.close()
         poll_all(consumers, lambda _: owned_once(consumers, 6))

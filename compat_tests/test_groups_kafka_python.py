@@ -60,7 +60,7 @@ def wait_until(cond, timeout=40.0, what="condition"):  # generous: 2 shared core
     raise AssertionError(f"timed out waiting for {what}")
 
 
-# kafka-python late metadata (why PollingConsumer fetches the topic's partitions first):
+# kafka-python late metadata (why subscribed_consumer fetches the topic's partitions first):
 # kafka-python 3.0.12 asks for a subscribed topic's metadata only after its first JoinGroup, so a
 # leader's first assignment is empty and the metadata that arrives next makes it rejoin (its
 # assignment snapshot differs from the metadata snapshot). That rejoin is not remembered as pending:
@@ -70,6 +70,17 @@ def wait_until(cond, timeout=40.0, what="condition"):  # generous: 2 shared core
 # fifteen runs (client debug log: need_rejoin False while its SyncGroup was in flight; the SyncGroup
 # response arrived with no error and was never applied). A Java client keeps the join pending
 # (rejoinNeededOrPending). Fetching the topic's metadata before the first poll avoids that path.
+# A test that misses it fails at random under load: its consumer never gets records and its
+# group ends up Empty (test_admin_list_describe_offsets_delete saw 'empty' instead of 'stable').
+
+
+def subscribed_consumer(bootstrap, group, topic, **kw):
+    """A KafkaConsumer of ``group`` subscribed to ``topic``, which knows the topic's partitions
+    before its first join (see the comment above)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, **{**CONSUMER, **kw})
+    consumer.subscribe([topic])
+    assert consumer.partitions_for_topic(topic), f"no metadata for {topic}"
+    return consumer
 
 
 class PollingConsumer(threading.Thread):
@@ -77,12 +88,7 @@ class PollingConsumer(threading.Thread):
 
     def __init__(self, bootstrap, group, topic, **kw):
         super().__init__(daemon=True)
-        self.consumer = KafkaConsumer(
-            bootstrap_servers=bootstrap, group_id=group, **{**CONSUMER, **kw}
-        )
-        self.consumer.subscribe([topic])
-        # Know the topic's partitions before the first join (see the comment above).
-        self.consumer.partitions_for_topic(topic)
+        self.consumer = subscribed_consumer(bootstrap, group, topic, **kw)
         self.assigned: set[TopicPartition] = set()
         self.records = []
         self.stopping = threading.Event()
@@ -154,6 +160,7 @@ import sys, time
 from kafka import KafkaConsumer
 c = KafkaConsumer("work", bootstrap_servers=sys.argv[1], group_id="g", session_timeout_ms=6000,
                   heartbeat_interval_ms=300, enable_auto_commit=False)
+c.partitions_for_topic("work")  # before the first join: see subscribed_consumer
 while True:
     c.poll(timeout_ms=100)
     if c.assignment():
@@ -186,7 +193,7 @@ def test_commit_sync_async_committed_and_resume(fast_broker):
     bootstrap = fast_broker.bootstrap
     create_topic(bootstrap, "log", 3)
     produce(bootstrap, "log", 30, 3)
-    c = KafkaConsumer("log", bootstrap_servers=bootstrap, group_id="resume", **CONSUMER)
+    c = subscribed_consumer(bootstrap, "resume", "log")
     got = []
     deadline = time.monotonic() + 20
     while len(got) < 15 and time.monotonic() < deadline:
@@ -214,7 +221,7 @@ def test_commit_sync_async_committed_and_resume(fast_broker):
     assert done.is_set() and not isinstance(results[0], Exception)
     c.close()
     # a new consumer of the group resumes after the commit
-    c2 = KafkaConsumer("log", bootstrap_servers=bootstrap, group_id="resume", **CONSUMER)
+    c2 = subscribed_consumer(bootstrap, "resume", "log")
     rest = []
     deadline = time.monotonic() + 20
     while len(rest) < 15 and time.monotonic() < deadline:
@@ -273,11 +280,12 @@ def test_admin_list_describe_offsets_delete(fast_broker):
     bootstrap = fast_broker.bootstrap
     create_topic(bootstrap, "adm", 2)
     produce(bootstrap, "adm", 10, 2)
-    c = KafkaConsumer("adm", bootstrap_servers=bootstrap, group_id="adm-g", **CONSUMER)
+    c = subscribed_consumer(bootstrap, "adm-g", "adm")
     n = 0
     deadline = time.monotonic() + 20
     while n < 10 and time.monotonic() < deadline:
         n += sum(len(r) for r in c.poll(timeout_ms=200).values())
+    assert n == 10  # a member that stopped consuming would make what follows misleading
     c.commit()
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
