@@ -13,6 +13,8 @@ from kafkapy.cli import (
     console_consumer,
     console_producer,
     consumer_groups,
+    consumer_groups_input,
+    consumer_groups_output,
     delete_records,
     get_offsets,
     perf,
@@ -280,10 +282,12 @@ def test_console_consumer_argument_checks():
 
 def test_describe_offsets_table():
     rows = [
-        consumer_groups.Row("g", "orders", 0, 5, 8, "consumer-1-abc", "/127.0.0.1", "consumer-1"),
-        consumer_groups.Row("g", "orders", 1, None, 3, "-", "-", "-"),
+        consumer_groups_output.Row(
+            "g", "orders", 0, 5, 8, "consumer-1-abc", "/127.0.0.1", "consumer-1"
+        ),
+        consumer_groups_output.Row("g", "orders", 1, None, 3, "-", "-", "-"),
     ]
-    text = consumer_groups.offsets_table(rows)
+    text = consumer_groups_output.offsets_table(rows)
     lines = text.split("\n")
     assert lines[0] == ""
     assert lines[1] == (
@@ -299,8 +303,8 @@ def test_describe_offsets_table():
 
 
 def test_members_state_list_and_reset_tables():
-    m = consumer_groups.Member("g", "c-1", "", "/10.0.0.1", "client", [("t", 1), ("t", 0)])
-    text = consumer_groups.members_table([m], verbose=True)
+    m = consumer_groups_output.Member("g", "c-1", "", "/10.0.0.1", "client", [("t", 1), ("t", 0)])
+    text = consumer_groups_output.members_table([m], verbose=True)
     head, row = text.split("\n")[1:3]
     assert head.split() == [
         "GROUP",
@@ -314,32 +318,32 @@ def test_members_state_list_and_reset_tables():
         "TARGET-ASSIGNMENT",
     ]
     assert row.split() == ["g", "c-1", "/10.0.0.1", "client", "2", "-", "t:0,1", "-", "-"]
-    state = consumer_groups.state_table("g", "127.0.0.1:9092  (0)", "range", "Stable", 2)
+    state = consumer_groups_output.state_table("g", "127.0.0.1:9092  (0)", "range", "Stable", 2)
     assert state.split("\n")[2].split() == ["g", "127.0.0.1:9092", "(0)", "range", "Stable", "2"]
-    listing = consumer_groups.list_table([("my-group", "Empty")])
+    listing = consumer_groups_output.list_table([("my-group", "Empty")])
     assert listing == f"{'GROUP':<25} {'STATE':<20}\n{'my-group':<25} {'Empty':<20}\n"
     plan = {"g": {("t", 1): 7, ("t", 0): 3}}
-    assert consumer_groups.reset_table(plan) == (
+    assert consumer_groups_output.reset_table(plan) == (
         "\nGROUP           TOPIC           PARTITION  NEW-OFFSET"
         "\ng               t               0          3"
         "\ng               t               1          7\n"
     )
-    assert consumer_groups.export_csv(plan, True) == "t,0,3\nt,1,7\n"
-    assert consumer_groups.parse_reset_csv("t,0,3\nt,1,7\n", ["g"]) == plan
-    assert consumer_groups.parse_reset_csv("g,t,0,3\n", ["g", "h"]) == {"g": {("t", 0): 3}}
+    assert consumer_groups_output.export_csv(plan, True) == "t,0,3\nt,1,7\n"
+    assert consumer_groups_input.parse_reset_csv("t,0,3\nt,1,7\n", ["g"]) == plan
+    assert consumer_groups_input.parse_reset_csv("g,t,0,3\n", ["g", "h"]) == {"g": {("t", 0): 3}}
 
 
 def test_reset_time_parsing():
-    assert consumer_groups.parse_duration_ms("PT1H30M") == 5400000
-    assert consumer_groups.parse_duration_ms("P1DT0.5S") == 86400500
+    assert consumer_groups_input.parse_duration_ms("PT1H30M") == 5400000
+    assert consumer_groups_input.parse_duration_ms("P1DT0.5S") == 86400500
     with pytest.raises(CliError):
-        consumer_groups.parse_duration_ms("1 hour")
-    assert consumer_groups.parse_datetime_ms("1970-01-01T00:00:01.000Z") == 1000
-    assert consumer_groups.parse_datetime_ms("1970-01-01T01:00:00.000+01:00") == 0
-    assert consumer_groups.parse_datetime_ms("1970-01-01T01:00:00.000+0100") == 0
-    assert consumer_groups.parse_topic_partitions("t:0,2") == [("t", 0), ("t", 2)]
+        consumer_groups_input.parse_duration_ms("1 hour")
+    assert consumer_groups_input.parse_datetime_ms("1970-01-01T00:00:01.000Z") == 1000
+    assert consumer_groups_input.parse_datetime_ms("1970-01-01T01:00:00.000+01:00") == 0
+    assert consumer_groups_input.parse_datetime_ms("1970-01-01T01:00:00.000+0100") == 0
+    assert consumer_groups_input.parse_topic_partitions("t:0,2") == [("t", 0), ("t", 2)]
     with pytest.raises(CliError, match="Invalid partition"):
-        consumer_groups.parse_topic_partitions("t:x")
+        consumer_groups_input.parse_topic_partitions("t:x")
     assert consumer_groups.parse_states("stable,EMPTY") == {"Stable", "Empty"}
     with pytest.raises(CliError, match="Invalid state list"):
         consumer_groups.parse_states("sleepy")
