@@ -23,6 +23,9 @@ semantics as :class:`~kafkapy.metadata.embedded.EmbeddedStore`, with these ZooKe
   from the znodes' zxids (possibly coalesced, as with ZooKeeper's own SetWatches).
 * **multi** is a ZooKeeper transaction; ``recursive`` delete is one transaction too (split into
   several only for subtrees over :data:`MAX_MULTI_OPS` nodes).
+
+Sessions and watches are in zookeeper_watches (a mixin), the translation of kazoo's stats,
+errors and missing requests in kazoo_adapter.
 """
 
 from __future__ import annotations
@@ -32,50 +35,46 @@ import logging
 import queue
 import threading
 import time
-from collections import namedtuple
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from kazoo import exceptions as kz
-from kazoo.client import KazooClient, KazooState
+from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.serialization import Watch, int_struct, write_string
 from kazoo.protocol.states import ZnodeStat
 from kazoo.retry import KazooRetry
 
 from kafkapy.metadata.errors import (
-    BadVersionError,
-    NoChildrenForEphemeralsError,
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
     StoreClosedError,
     StoreError,
 )
+from kafkapy.metadata.kazoo_adapter import RETRYABLE_ERRORS, store_error_for, to_store_stat
 from kafkapy.metadata.store import (
     ANY_VERSION,
     CheckOp,
     CreateOp,
     DeleteOp,
-    EventType,
     MetadataStore,
     Op,
     OpResult,
     SetOp,
     WatchCallback,
-    WatchEvent,
     ZNodeStat,
-    parent_of,
     validate_path,
+)
+from kafkapy.metadata.zookeeper_watches import (
+    ReconnectCallback,
+    SessionCallback,
+    ZooKeeperWatches,
 )
 
 log = logging.getLogger(__name__)
 
 #: largest transaction a recursive delete sends at once (ZooKeeper's jute.maxbuffer is 1 MiB)
 MAX_MULTI_OPS = 1000
-
-SessionCallback = Callable[[], None]
-ReconnectCallback = Callable[[bool], None]
 
 
 class ZooKeeperConnectionError(StoreError):
@@ -84,41 +83,6 @@ class ZooKeeperConnectionError(StoreError):
 
 class ZooKeeperConfigError(StoreError, ValueError):
     """An unusable zookeeper.connect string."""
-
-
-# --- wire requests kazoo 2.11 lacks: addWatch (ZooKeeper 3.6+) and removeWatches ---------------
-
-_PERSISTENT = 0  # AddWatchMode.PERSISTENT (1 would be PERSISTENT_RECURSIVE)
-_WATCHER_TYPE_ANY = 3
-_EVENT_TYPES = {
-    1: EventType.CREATED, 2: EventType.DELETED, 3: EventType.CHANGED, 4: EventType.CHILD,
-}
-
-
-class _AddWatch(namedtuple("_AddWatch", "path mode")):
-    type = 106
-
-    def serialize(self) -> bytearray:
-        b = bytearray(write_string(self.path))
-        b.extend(int_struct.pack(self.mode))
-        return b
-
-    @classmethod
-    def deserialize(cls, data: bytes, offset: int) -> bool:
-        return True
-
-
-class _RemoveWatches(namedtuple("_RemoveWatches", "path watcher_type")):
-    type = 18
-
-    def serialize(self) -> bytearray:
-        b = bytearray(write_string(self.path))
-        b.extend(int_struct.pack(self.watcher_type))
-        return b
-
-    @classmethod
-    def deserialize(cls, data: bytes, offset: int) -> bool:
-        return True
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -138,53 +102,11 @@ def parse_connect_string(connect: str) -> tuple[str, str]:
     return hosts, chroot
 
 
-def _stat(s: ZnodeStat) -> ZNodeStat:
-    return ZNodeStat(
-        version=s.version,
-        cversion=s.cversion,
-        ctime=s.ctime,
-        mtime=s.mtime,
-        ephemeral_owner=s.ephemeralOwner,
-        num_children=s.numChildren,
-        data_length=s.dataLength,
-        aversion=s.aversion,
-        czxid=s.czxid,
-        mzxid=s.mzxid,
-        pzxid=s.pzxid,
-    )
-
-
-_RETRYABLE = (kz.ConnectionLoss, kz.OperationTimeoutError, kz.SessionMovedError,
-              kz.SessionExpiredError, kz.ConnectionDropped)
-
-
-def _map_error(e: Exception, path: str | None, op: str = "") -> Exception:
-    """The store error for a kazoo exception."""
-    where = f"znode {path}" if path else "znodes"
-    if isinstance(e, kz.NoNodeError):
-        if op == "create" and path:
-            return NoNodeError(f"parent znode {parent_of(path)} of {path} does not exist", path)
-        return NoNodeError(f"{where} does not exist", path)
-    if isinstance(e, kz.NodeExistsError):
-        return NodeExistsError(f"{where} already exists", path)
-    if isinstance(e, kz.BadVersionError):
-        return BadVersionError(f"{where}: version mismatch", path)
-    if isinstance(e, kz.NotEmptyError):
-        return NotEmptyError(f"{where} has children", path)
-    if isinstance(e, kz.NoChildrenForEphemeralsError):
-        return NoChildrenForEphemeralsError(
-            f"ephemeral znode {parent_of(path) if path else '?'} cannot have children", path
-        )
-    if isinstance(e, kz.ConnectionClosedError):
-        return StoreClosedError("ZooKeeper store is closed", path)
-    name = type(e).__name__
-    return StoreError(f"ZooKeeper error {name} on {where}" + (f": {e}" if str(e) else ""), path)
-
 
 # --- the store ---------------------------------------------------------------------------------
 
 
-class ZooKeeperStore(MetadataStore):
+class ZooKeeperStore(ZooKeeperWatches, MetadataStore):
     """A :class:`MetadataStore` on a ZooKeeper ensemble (one kazoo client = one session)."""
 
     def __init__(
@@ -281,154 +203,6 @@ class ZooKeeperStore(MetadataStore):
     def closed(self) -> bool:
         return self._closed
 
-    # --- session and connection events ---------------------------------------------------------
-
-    def on_session_lost(self, callback: SessionCallback) -> None:
-        """Call ``callback()`` (on the store's thread) when ZooKeeper expired this store's session:
-        its ephemeral znodes are gone. A new session follows (see :meth:`on_reconnected`)."""
-        with self._lock:
-            self._lost_callbacks.append(callback)
-
-    def on_reconnected(self, callback: ReconnectCallback) -> None:
-        """Call ``callback(new_session)`` (on the store's thread) after the connection came back
-        and watches were re-established. ``new_session`` is True after an expiry: ephemerals must
-        be created again (a broker re-registers)."""
-        with self._lock:
-            self._reconnect_callbacks.append(callback)
-
-    def _on_state(self, state: str) -> None:
-        # kazoo's connection thread: never block here
-        if state == KazooState.CONNECTED:
-            self._events.put(("connected", self._client._session_id))
-        elif state == KazooState.SUSPENDED:
-            if self._disconnect_zxid is None:
-                self._disconnect_zxid = self._client.last_zxid
-            self._events.put(("suspended", None))
-        elif state == KazooState.LOST:
-            if self._disconnect_zxid is None:
-                self._disconnect_zxid = self._client.last_zxid
-            if not self._closing:
-                self._events.put(("lost", None))
-
-    def _install_event_hook(self) -> None:
-        """Route server watch events for persistently watched paths to our dispatcher."""
-        conn = self._client._connection
-        original = conn._read_watch_event
-
-        def read_watch_event(buffer: bytes, offset: int) -> Any:
-            try:
-                watch, _ = Watch.deserialize(buffer, offset)
-                kind = _EVENT_TYPES.get(watch.type)
-                if kind is not None:
-                    path = self._client.unchroot(watch.path) or "/"
-                    if path in self._watched:
-                        self._events.put(("event", WatchEvent(kind, path)))
-            except Exception:  # pragma: no cover - never break kazoo's reader
-                log.exception("cannot decode ZooKeeper watch event")
-            return original(buffer, offset)
-
-        conn._read_watch_event = read_watch_event
-
-    def _dispatch_loop(self) -> None:
-        while True:
-            kind, arg = self._events.get()
-            if kind == "stop":
-                return
-            try:
-                if kind == "event":
-                    self._deliver(arg)
-                elif kind == "flush":
-                    arg.set()
-                elif kind == "lost":
-                    log.warning("ZooKeeper session expired (%s)", self._connect)
-                    self._call_all(self._lost_callbacks)
-                elif kind == "connected":
-                    self._reconnected(arg)
-            except Exception:
-                log.exception("ZooKeeper event handling failed (%s)", kind)
-
-    def _deliver(self, event: WatchEvent) -> None:
-        with self._lock:
-            if event.path in self._watched:
-                if event.type is EventType.CREATED:
-                    self._watched[event.path] = True
-                elif event.type is EventType.DELETED:
-                    self._watched[event.path] = False
-            targets = [cb for (p, cb) in self._watches.values() if p == event.path]
-        for callback in targets:
-            try:
-                callback(event)
-            except Exception:
-                log.exception("metadata watch callback for %s failed", event.path)
-
-    def _call_all(self, callbacks: list[Any], *args: Any) -> None:
-        with self._lock:
-            todo = list(callbacks)
-        for cb in todo:
-            try:
-                cb(*args)
-            except Exception:
-                log.exception("ZooKeeper session callback failed")
-
-    def _reconnected(self, session: int | None) -> None:
-        if self._closing:
-            return
-        if not self._ever_connected:
-            self._ever_connected = True
-            self._connected_session = session
-            self._disconnect_zxid = None
-            return
-        new_session = session != self._connected_session
-        self._connected_session = session
-        since = self._disconnect_zxid or 0
-        self._disconnect_zxid = None
-        log.info(
-            "reconnected to ZooKeeper (%s), %s session 0x%x",
-            self._connect, "new" if new_session else "same", session or 0,
-        )
-        try:
-            self._rewatch(since)
-        except StoreError:
-            log.warning("re-establishing ZooKeeper watches failed; retrying at next reconnect")
-            return
-        self._call_all(self._reconnect_callbacks, new_session)
-
-    def _rewatch(self, since_zxid: int) -> None:
-        """Re-add every server-side watch and synthesize the events missed while disconnected."""
-        with self._watch_reg_lock:
-            paths = list(self._watched)
-            for path in paths:
-                self._run(lambda p=path: self._send(_AddWatch(self._zpath(p), _PERSISTENT)), path)
-                stat = self._run(lambda p=path: self._wait(self._client.exists_async(p)), path)
-                with self._lock:
-                    if path not in self._watched:
-                        continue
-                    existed = self._watched[path]
-                missed: list[EventType] = []
-                if stat is None:
-                    if existed:
-                        missed.append(EventType.DELETED)
-                elif not existed:
-                    missed.append(EventType.CREATED)
-                elif stat.czxid > since_zxid:
-                    missed += [EventType.DELETED, EventType.CREATED]
-                else:
-                    if stat.mzxid > since_zxid:
-                        missed.append(EventType.CHANGED)
-                    if stat.pzxid > since_zxid:
-                        missed.append(EventType.CHILD)
-                for kind in missed:
-                    self._deliver(WatchEvent(kind, path))
-
-    def flush_watches(self, timeout: float = 10.0) -> bool:
-        """Wait until the watch events received so far were delivered (for tests and tools).
-        Returns False on timeout. Called from a watch callback, it returns at once."""
-        if threading.current_thread() is getattr(self, "_dispatcher", None):
-            return True
-        done = threading.Event()
-        self._events.put(("flush", done))
-        return done.wait(timeout)
-
     # --- call plumbing -------------------------------------------------------------------------
 
     def _zpath(self, path: str) -> str:
@@ -491,10 +265,10 @@ class ZooKeeperStore(MetadataStore):
                 if self._closing or self._closed:
                     raise StoreClosedError(f"ZooKeeper store ({self._connect}) is closed") from None
                 err = kz.ConnectionLoss()
-            except (*_RETRYABLE, KazooTimeoutError) as e:
+            except (*RETRYABLE_ERRORS, KazooTimeoutError) as e:
                 err = e
             except kz.ZookeeperError as e:
-                raise _map_error(e, path, op) from None
+                raise store_error_for(e, path, op) from None
             now = time.monotonic()
             if deadline is None:
                 deadline = now + self._connection_timeout_ms / 1000.0
@@ -512,12 +286,12 @@ class ZooKeeperStore(MetadataStore):
     def get(self, path: str) -> tuple[bytes, ZNodeStat]:
         validate_path(path)
         data, stat = self._run(lambda: self._wait(self._client.get_async(path)), path)
-        return bytes(data), _stat(stat)
+        return bytes(data), to_store_stat(stat)
 
     def exists(self, path: str) -> ZNodeStat | None:
         validate_path(path)
         stat = self._run(lambda: self._wait(self._client.exists_async(path)), path)
-        return None if stat is None else _stat(stat)
+        return None if stat is None else to_store_stat(stat)
 
     def create(
         self,
@@ -556,7 +330,7 @@ class ZooKeeperStore(MetadataStore):
         stat = self._run(
             lambda: self._wait(self._client.set_async(path, bytes(data), version)), path
         )
-        return _stat(stat)
+        return to_store_stat(stat)
 
     def delete(self, path: str, version: int = ANY_VERSION, recursive: bool = False) -> None:
         validate_path(path)
@@ -659,7 +433,7 @@ class ZooKeeperStore(MetadataStore):
         if failed:
             index, exc = failed[0]
             op = ops[index]
-            err = _map_error(exc, op.path, "create" if isinstance(op, CreateOp) else "")
+            err = store_error_for(exc, op.path, "create" if isinstance(op, CreateOp) else "")
             if isinstance(err, StoreError):
                 err.op_index = index
             raise err
@@ -668,45 +442,10 @@ class ZooKeeperStore(MetadataStore):
             if isinstance(r, str):
                 out.append(r)
             elif isinstance(r, ZnodeStat):
-                out.append(_stat(r))
+                out.append(to_store_stat(r))
             else:
                 out.append(None)
         return out
-
-    # --- watches -------------------------------------------------------------------------------
-
-    def add_watch(self, path: str, callback: WatchCallback) -> int:
-        validate_path(path)
-        self._check_open()
-        with self._watch_reg_lock:
-            with self._lock:
-                known = path in self._watched
-            if not known:
-                self._run(lambda: self._send(_AddWatch(self._zpath(path), _PERSISTENT)), path)
-                stat = self._run(lambda: self._wait(self._client.exists_async(path)), path)
-            with self._lock:
-                if not known:
-                    self._watched[path] = stat is not None
-                handle = next(self._watch_ids)
-                self._watches[handle] = (path, callback)
-                return handle
-
-    def remove_watch(self, handle: int) -> None:
-        with self._watch_reg_lock:
-            with self._lock:
-                entry = self._watches.pop(handle, None)
-                if entry is None:
-                    return
-                path = entry[0]
-                if any(p == path for p, _ in self._watches.values()):
-                    return
-                self._watched.pop(path, None)
-            if self._closed or self._closing or not self._client.connected:
-                return  # the server forgets a connection's watches with the connection
-            try:
-                self._send(_RemoveWatches(self._zpath(path), _WATCHER_TYPE_ANY), timeout=5.0)
-            except Exception as e:  # best effort: events for unwatched paths are ignored anyway
-                log.debug("removeWatches %s failed: %r", path, e)
 
     # --- closing -------------------------------------------------------------------------------
 
