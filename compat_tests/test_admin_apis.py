@@ -755,7 +755,7 @@ def test_topics_describe_pages_through_describe_topic_partitions(two_dirs):
 
 
 def test_topics_describe_shows_reassignments_as_kafka_does():
-    from kafkapy.cli.topics import PartitionInfo, TopicInfo, partition_line, topic_line
+    from kafkapy.cli.topics_output import PartitionInfo, TopicInfo, partition_line, topic_line
 
     moving = PartitionInfo(
         0, 1, [1, 2, 3], [1, 2], elr=[], last_known_elr=[], adding=[3], removing=[1]

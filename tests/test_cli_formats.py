@@ -20,6 +20,7 @@ from kafkapy.cli import (
     perf,
     tools,
     topics,
+    topics_output,
     zookeeper_shell,
 )
 from kafkapy.cli.common import CliError
@@ -115,16 +116,16 @@ def _opts(**kw):
 
 def _topic():
     parts = [
-        topics.PartitionInfo(1, 2, [2, 0], [2]),
-        topics.PartitionInfo(0, 0, [0, 1], [0, 1]),
-        topics.PartitionInfo(2, None, [1, 2], []),
+        topics_output.PartitionInfo(1, 2, [2, 0], [2]),
+        topics_output.PartitionInfo(0, 0, [0, 1], [0, 1]),
+        topics_output.PartitionInfo(2, None, [1, 2], []),
     ]
     cfg = [("retention.ms", "1000", False), ("min.insync.replicas", "1", True)]
-    return topics.TopicInfo("orders", "zphAStCuRbulSHA1vqVSZw", parts, cfg)
+    return topics_output.TopicInfo("orders", "zphAStCuRbulSHA1vqVSZw", parts, cfg)
 
 
 def test_describe_lines_match_kafka():
-    lines = topics.describe_lines([_topic()], _opts(), {0, 1, 2})
+    lines = topics_output.describe_lines([_topic()], _opts(), {0, 1, 2})
     assert lines == [
         "Topic: orders\tTopicId: zphAStCuRbulSHA1vqVSZw\tPartitionCount: 3\t"
         "ReplicationFactor: 2\tConfigs: retention.ms=1000",
@@ -139,20 +140,20 @@ def test_describe_lines_match_kafka():
 
 def test_describe_report_filters():
     t = _topic()
-    under = topics.describe_lines([t], _opts(under_replicated_partitions=True), {0, 1, 2})
+    under = topics_output.describe_lines([t], _opts(under_replicated_partitions=True), {0, 1, 2})
     assert [line.split("\t")[2] for line in under] == ["Partition: 1", "Partition: 2"]
-    unavailable = topics.describe_lines([t], _opts(unavailable_partitions=True), {0, 1})
+    unavailable = topics_output.describe_lines([t], _opts(unavailable_partitions=True), {0, 1})
     assert [line.split("\t")[2] for line in unavailable] == ["Partition: 1", "Partition: 2"]
-    overrides = topics.describe_lines([t], _opts(topics_with_overrides=True), set())
+    overrides = topics_output.describe_lines([t], _opts(topics_with_overrides=True), set())
     assert len(overrides) == 1 and overrides[0].startswith("Topic: orders\t")
     t.configs = [("min.insync.replicas", "1", True)]
-    assert topics.describe_lines([t], _opts(topics_with_overrides=True), set()) == []
+    assert topics_output.describe_lines([t], _opts(topics_with_overrides=True), set()) == []
 
 
 def test_topic_line_without_topic_id():
     t = _topic()
     t.topic_id = "AAAAAAAAAAAAAAAAAAAAAA"
-    assert topics.topic_line(t).startswith("Topic: orders\tPartitionCount: 3")
+    assert topics_output.topic_line(t).startswith("Topic: orders\tPartitionCount: 3")
 
 
 def test_replica_assignment_and_configs():

@@ -13,12 +13,14 @@ eligible leader replicas (empty lists unless ELR is on); against a cluster witho
 non-PLAINTEXT connection, topics are described with Metadata and Elr/LastKnownElr print `N/A`.
 Ongoing reassignments (ListPartitionReassignments) add `Adding Replicas`/`Removing Replicas` to a
 partition's line, and the replication factor leaves out the replicas being added.
+
+This module is the command line and the actions; topics_describe gathers what --describe shows,
+topics_output prints it.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 
 from kafkapy.cli.common import (
     CliError,
@@ -31,8 +33,9 @@ from kafkapy.cli.common import (
     kafka_error_message,
     load_properties,
     result,
-    topic_id_string,
 )
+from kafkapy.cli.topics_describe import collect_topics
+from kafkapy.cli.topics_output import describe_lines
 
 DESCRIPTION = "Create, delete, describe, or change a topic."
 
@@ -218,110 +221,6 @@ def check_args(a) -> None:  # noqa: ANN001
         raise CliError('Option "[exclude-internal]" can only be used with --list or --describe')
 
 
-# -- describe formatting ------------------------------------------------------------------------
-
-
-@dataclass
-class PartitionInfo:
-    partition: int
-    leader: int | None
-    replicas: list[int]
-    isr: list[int]
-    elr: list[int] | None = None
-    last_known_elr: list[int] | None = None
-    adding: list[int] | None = None  # set while the partition is being reassigned
-    removing: list[int] | None = None
-
-    @property
-    def replication_factor(self) -> int:
-        if self.adding is None:
-            return len(self.replicas)
-        return len([r for r in self.replicas if r not in self.adding])
-
-
-@dataclass
-class TopicInfo:
-    name: str
-    topic_id: str
-    partitions: list[PartitionInfo]
-    configs: list[tuple[str, str | None, bool]] = field(
-        default_factory=list
-    )  # name, value, default
-
-    @property
-    def overridden(self) -> list[tuple[str, str | None]]:
-        return [(n, v) for n, v, is_default in self.configs if not is_default]
-
-    def min_isr(self) -> int:
-        for n, v, _ in self.configs:
-            if n == "min.insync.replicas" and v is not None:
-                try:
-                    return int(v)
-                except ValueError:
-                    return 1
-        return 1
-
-
-def _ids(xs: list[int] | None) -> str:
-    return ",".join(str(x) for x in xs or [])
-
-
-def topic_line(t: TopicInfo) -> str:
-    configs = ",".join(f"{n}={'null' if v is None else v}" for n, v in t.overridden)
-    parts = [f"Topic: {t.name}"]
-    if t.topic_id and t.topic_id != "AAAAAAAAAAAAAAAAAAAAAA":
-        parts.append(f"TopicId: {t.topic_id}")
-    rf = t.partitions[0].replication_factor if t.partitions else 0
-    parts += [
-        f"PartitionCount: {len(t.partitions)}",
-        f"ReplicationFactor: {rf}",
-        f"Configs: {configs}",
-    ]
-    return "\t".join(parts)
-
-
-def partition_line(topic: str, p: PartitionInfo) -> str:
-    leader = "none" if p.leader is None or p.leader < 0 else str(p.leader)
-    elr = "N/A" if p.elr is None else _ids(p.elr)
-    lke = "N/A" if p.last_known_elr is None else _ids(p.last_known_elr)
-    moving = ""
-    if p.adding is not None:
-        moving = f"\tAdding Replicas: {_ids(p.adding)}\tRemoving Replicas: {_ids(p.removing)}"
-    return (
-        f"\tTopic: {topic}\tPartition: {p.partition}\tLeader: {leader}\tReplicas: "
-        f"{_ids(p.replicas)}\tIsr: {_ids(p.isr)}{moving}\tElr: {elr}\tLastKnownElr: {lke}"
-    )
-
-
-def describe_lines(topics: list[TopicInfo], opts, live_brokers: set[int]) -> list[str]:  # noqa: ANN001
-    reports = (
-        opts.under_replicated_partitions
-        or opts.unavailable_partitions
-        or opts.under_min_isr_partitions
-        or opts.at_min_isr_partitions
-    )
-    describe_configs = not reports
-    describe_partitions = not opts.topics_with_overrides
-    lines: list[str] = []
-    for t in topics:
-        parts = sorted(t.partitions, key=lambda p: p.partition)
-        if describe_configs and parts and (not opts.topics_with_overrides or t.overridden):
-            lines.append(topic_line(TopicInfo(t.name, t.topic_id, parts, t.configs)))
-        if not describe_partitions:
-            continue
-        min_isr = t.min_isr()
-        for p in parts:
-            has_leader = p.leader is not None and p.leader >= 0
-            show = describe_configs
-            show |= opts.under_replicated_partitions and p.replication_factor - len(p.isr) > 0
-            show |= opts.unavailable_partitions and (not has_leader or p.leader not in live_brokers)
-            show |= opts.under_min_isr_partitions and (not has_leader or len(p.isr) < min_isr)
-            show |= opts.at_min_isr_partitions and len(p.isr) == min_isr
-            if show:
-                lines.append(partition_line(t.name, p))
-    return lines
-
-
 # -- actions ------------------------------------------------------------------------------------
 
 
@@ -422,152 +321,16 @@ def delete(admin, opts) -> None:  # noqa: ANN001
         result(f)
 
 
-DESCRIBE_TOPIC_PARTITIONS, LIST_PARTITION_REASSIGNMENTS = 75, 46
-
-
-def _wire_apis(conn) -> set[int]:  # noqa: ANN001
-    from kio.schema.api_versions.v3.request import ApiVersionsRequest
-
-    resp = conn.request(
-        ApiVersionsRequest(client_software_name="kafkapy-cli", client_software_version="1")
-    )
-    return {int(a.api_key) for a in resp.api_keys} if resp.error_code == 0 else set()
-
-
-def _uuid_string(u) -> str:  # noqa: ANN001
-    import base64
-
-    return "" if u is None else base64.urlsafe_b64encode(u.bytes).decode().rstrip("=")
-
-
-def _describe_partitions(conn, names: list[str], limit: int) -> dict[str, tuple[str, list]]:  # noqa: ANN001
-    """topic -> (topic id, partitions) through DescribeTopicPartitions, following the cursor."""
-    from kio.schema.describe_topic_partitions.v0 import request as q
-
-    from kafkapy.protocol.errors import error_name
-
-    out: dict[str, tuple[str, list[PartitionInfo]]] = {}
-    cursor = None
-    while True:
-        resp = conn.request(
-            q.DescribeTopicPartitionsRequest(
-                topics=tuple(q.TopicRequest(name=n) for n in names),
-                response_partition_limit=limit,
-                cursor=cursor,
-            )
-        )
-        for t in resp.topics:
-            if t.error_code != 0:
-                raise CliError(f"Topic '{t.name}': {error_name(int(t.error_code))}")
-            _, parts = out.setdefault(t.name, (_uuid_string(t.topic_id), []))
-            for p in t.partitions:
-                elr, lke = p.eligible_leader_replicas, p.last_known_elr
-                parts.append(
-                    PartitionInfo(
-                        partition=p.partition_index,
-                        leader=p.leader_id if p.leader_id >= 0 else None,
-                        replicas=list(p.replica_nodes),
-                        isr=list(p.isr_nodes),
-                        elr=None if elr is None else list(elr),
-                        last_known_elr=None if lke is None else list(lke),
-                    )
-                )
-        nxt = resp.next_cursor
-        if nxt is None:
-            return out
-        cursor = q.Cursor(topic_name=nxt.topic_name, partition_index=nxt.partition_index)
-
-
-def _reassignments(conn, names: list[str]) -> dict[tuple[str, int], tuple[list, list]]:  # noqa: ANN001
-    """(topic, partition) -> (adding, removing) of the ongoing reassignments among ``names``."""
-    import datetime
-
-    from kio.schema.list_partition_reassignments.v0 import request as q
-
-    resp = conn.request(
-        q.ListPartitionReassignmentsRequest(
-            timeout=datetime.timedelta(seconds=30),
-            topics=None,
-        )
-    )
-    if resp.error_code != 0:
-        return {}
-    wanted = set(names)
-    return {
-        (t.name, p.partition_index): (list(p.adding_replicas), list(p.removing_replicas))
-        for t in resp.topics
-        if t.name in wanted
-        for p in t.partitions
-    }
-
-
-def _collect(admin, names: list[str], opts=None) -> list[TopicInfo]:  # noqa: ANN001
-    from confluent_kafka import TopicCollection
-    from confluent_kafka.admin import ConfigResource
-
-    from kafkapy.cli.wire import connect_any
-
-    if not names:
-        return []
-    props = load_properties(getattr(opts, "command_config", None))
-    wire_described: dict[str, tuple[str, list[PartitionInfo]]] | None = None
-    moving: dict[tuple[str, int], tuple[list, list]] = {}
-    if opts is not None:
-        try:
-            with connect_any(opts.bootstrap_server, props=props) as conn:
-                apis = _wire_apis(conn)
-                if DESCRIBE_TOPIC_PARTITIONS in apis:
-                    limit = opts.partition_size_limit_per_response or 2000
-                    wire_described = _describe_partitions(conn, names, limit)
-                if LIST_PARTITION_REASSIGNMENTS in apis:
-                    moving = _reassignments(conn, names)
-        except (ConnectionError, OSError):
-            wire_described = None
-    described = (
-        None
-        if wire_described is not None
-        else admin.describe_topics(TopicCollection(names), request_timeout=30)
-    )
-    resources = [ConfigResource("topic", n) for n in names]
-    configs = admin.describe_configs(resources, request_timeout=30)
-    by_name = {r.name: f for r, f in configs.items()}
-    out: list[TopicInfo] = []
-    for name in names:
-        if wire_described is not None:
-            if name not in wire_described:
-                continue
-            topic_id, parts = wire_described[name]
-        else:
-            d = result(described[name])
-            topic_id = topic_id_string(d.topic_id)
-            parts = [
-                PartitionInfo(
-                    partition=p.id,
-                    leader=p.leader.id if p.leader is not None else None,
-                    replicas=[n.id for n in p.replicas],
-                    isr=[n.id for n in p.isr],
-                )
-                for p in d.partitions
-            ]
-        for p in parts:
-            if (name, p.partition) in moving:
-                p.adding, p.removing = moving[(name, p.partition)]
-        entries = result(by_name[name]) if name in by_name else {}
-        cfg = [(e.name, e.value, bool(e.is_default)) for e in entries.values()]
-        out.append(TopicInfo(name, topic_id, parts, cfg))
-    return out
-
-
 def describe(admin, opts) -> None:  # noqa: ANN001
     if opts.topic_id:
         md_names = sorted(admin.list_topics(timeout=30).topics)
-        infos = [t for t in _collect(admin, md_names, opts) if t.topic_id == opts.topic_id]
+        infos = [t for t in collect_topics(admin, md_names, opts) if t.topic_id == opts.topic_id]
         if not infos and not opts.if_exists:
             raise CliError(f"TopicId '{opts.topic_id}' does not exist as expected")
     else:
         names = _list_topic_names(admin, opts)
         _ensure_exists(names, opts)
-        infos = _collect(admin, names, opts)
+        infos = collect_topics(admin, names, opts)
     cluster = result(admin.describe_cluster(request_timeout=30))
     live = {n.id for n in cluster.nodes}
     for line in describe_lines(infos, opts, live):
