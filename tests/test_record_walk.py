@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from kafkapy.protocol import record_batch as rb
+from kafkapy.protocol import record_walk as rw
 from kafkapy.protocol.record_batch import (
     BATCH_HEADER_SIZE,
     CorruptRecordError,
@@ -17,7 +17,7 @@ from kafkapy.protocol.record_batch import (
     encode_varint,
 )
 
-pytestmark = pytest.mark.skipif(not rb.NATIVE_WALK, reason="native record walk not built")
+pytestmark = pytest.mark.skipif(not rw.NATIVE_WALK, reason="native record walk not built")
 
 
 def outcome(fn, buf, pos, end, count, keys):
@@ -29,8 +29,8 @@ def outcome(fn, buf, pos, end, count, keys):
 
 
 def same(buf, pos, end, count, keys=False):
-    py = outcome(rb._walk_records_py, buf, pos, end, count, keys)
-    native = outcome(rb._walk_records_native, buf, pos, end, count, keys)
+    py = outcome(rw._walk_records_py, buf, pos, end, count, keys)
+    native = outcome(rw._walk_records_native, buf, pos, end, count, keys)
     where = (bytes(buf).hex(), pos, end, count, keys)
     if py and native and re.search(r"\d{19,}", py[1]):  # values past int64 print saturated
         assert native[0] == py[0], where

@@ -27,7 +27,7 @@ import zlib
 import cramjam
 
 from kafkapy.protocol import codec_frames
-from kafkapy.protocol.record_batch import CorruptRecordError
+from kafkapy.protocol.batch_header import CorruptRecordError
 
 NONE = 0
 GZIP = 1
