@@ -13,52 +13,25 @@ Authorization (after the duplicate check): ALTER_CONFIGS on the cluster for brok
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import ALTER_CONFIGS, config_resource_error
-from ..config_changes import (
-    ConfigChangeError,
-    apply,
-    current_configs,
-    duplicate_resources,
-    refuse_duplicate,
-)
+from ..config_changes import ConfigChangeError
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from .alter_configs_common import alter_resources
+
+
+def replacement(res: Any, current: dict[str, str]) -> dict[str, str]:
+    """The given configs replace every override (keys named twice: INVALID_REQUEST)."""
+    names = [c.name for c in res.configs]
+    if len(set(names)) != len(names):
+        raise ConfigChangeError(ErrorCode.invalid_request, "Error due to duplicate config keys")
+    return {c.name: c.value for c in res.configs}
 
 
 @api("AlterConfigs")
 async def handle(ctx, request):
-    R = ctx.R
-    broker = ctx.broker
-    dups = duplicate_resources(request.resources)
-    out = []
-    for res in request.resources:
-        error, message = ErrorCode.none, None
-        try:
-            refuse_duplicate(res, dups)
-            denied = config_resource_error(
-                ctx, ALTER_CONFIGS, res.resource_type, res.resource_name
-            )
-            if denied is not None:
-                raise ConfigChangeError(denied, None)
-            current_configs(broker, res.resource_type, res.resource_name)  # existence checks
-            names = [c.name for c in res.configs]
-            if len(set(names)) != len(names):
-                raise ConfigChangeError(
-                    ErrorCode.invalid_request, "Error due to duplicate config keys"
-                )
-            new = {c.name: c.value for c in res.configs}
-            apply(broker, res.resource_type, res.resource_name, new, request.validate_only)
-        except ConfigChangeError as e:
-            error, message = e.code, e.message
-        out.append(
-            build(
-                R.AlterConfigsResourceResponse,
-                error_code=error,
-                error_message=message,
-                resource_type=res.resource_type,
-                resource_name=res.resource_name,
-            )
-        )
-    return build(R.AlterConfigsResponse, throttle_time=THROTTLE_NONE, responses=tuple(out))
+    out = alter_resources(ctx, request, replacement)
+    return build(ctx.R.AlterConfigsResponse, throttle_time=THROTTLE_NONE, responses=out)

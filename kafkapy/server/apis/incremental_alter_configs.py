@@ -15,51 +15,19 @@ Authorization (after the duplicate check): ALTER_CONFIGS on the cluster for brok
 
 from __future__ import annotations
 
-from kafkapy.protocol.errors import ErrorCode
+from typing import Any
 
-from ..authorization import ALTER_CONFIGS, config_resource_error
-from ..config_changes import (
-    ConfigChangeError,
-    apply,
-    current_configs,
-    duplicate_resources,
-    incremental,
-    refuse_duplicate,
-)
+from ..config_changes import incremental
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from .alter_configs_common import alter_resources
 
 
 @api("IncrementalAlterConfigs")
 async def handle(ctx, request):
-    R = ctx.R
-    broker = ctx.broker
-    dups = duplicate_resources(request.resources)
-    out = []
-    for res in request.resources:
-        error, message = ErrorCode.none, None
-        try:
-            refuse_duplicate(res, dups)
-            denied = config_resource_error(
-                ctx, ALTER_CONFIGS, res.resource_type, res.resource_name
-            )
-            if denied is not None:
-                raise ConfigChangeError(denied, None)
-            current = current_configs(broker, res.resource_type, res.resource_name)
-            ops = [(c.name, c.config_operation, c.value) for c in res.configs]
-            new = incremental(broker, res.resource_type, current, ops)
-            apply(broker, res.resource_type, res.resource_name, new, request.validate_only)
-        except ConfigChangeError as e:
-            error, message = e.code, e.message
-        out.append(
-            build(
-                R.AlterConfigsResourceResponse,
-                error_code=error,
-                error_message=message,
-                resource_type=res.resource_type,
-                resource_name=res.resource_name,
-            )
-        )
-    return build(
-        R.IncrementalAlterConfigsResponse, throttle_time=THROTTLE_NONE, responses=tuple(out)
-    )
+    def applied(res: Any, current: dict[str, str]) -> dict[str, str]:
+        ops = [(c.name, c.config_operation, c.value) for c in res.configs]
+        return incremental(ctx.broker, res.resource_type, current, ops)
+
+    out = alter_resources(ctx, request, applied)
+    return build(ctx.R.IncrementalAlterConfigsResponse, throttle_time=THROTTLE_NONE, responses=out)

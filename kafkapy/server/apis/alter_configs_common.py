@@ -1,0 +1,56 @@
+"""What AlterConfigs and IncrementalAlterConfigs share: per resource, in Kafka's order, the
+duplicate-resource check, ALTER_CONFIGS authorization, the existence check (reading the current
+overrides), the new overrides (each API's own rule), validation and the live change
+(server/config_changes.py), and the per-resource result entry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kafkapy.protocol.errors import ErrorCode
+
+from ..authorization import ALTER_CONFIGS, config_resource_error
+from ..config_changes import (
+    ConfigChangeError,
+    apply,
+    current_configs,
+    duplicate_resources,
+    refuse_duplicate,
+)
+from ..responses import build
+
+#: (resource of the request, its current overrides) -> its new overrides; ConfigChangeError
+NewConfigs = Callable[[Any, dict[str, str]], dict[str, str]]
+
+
+def alter_resources(ctx: Any, request: Any, new_configs: NewConfigs) -> tuple[Any, ...]:
+    """The AlterConfigsResourceResponse entries of ``request``, one per resource."""
+    R = ctx.R
+    broker = ctx.broker
+    dups = duplicate_resources(request.resources)
+    out = []
+    for res in request.resources:
+        error, message = ErrorCode.none, None
+        try:
+            refuse_duplicate(res, dups)
+            denied = config_resource_error(
+                ctx, ALTER_CONFIGS, res.resource_type, res.resource_name
+            )
+            if denied is not None:
+                raise ConfigChangeError(denied, None)
+            current = current_configs(broker, res.resource_type, res.resource_name)
+            new = new_configs(res, current)
+            apply(broker, res.resource_type, res.resource_name, new, request.validate_only)
+        except ConfigChangeError as e:
+            error, message = e.code, e.message
+        out.append(
+            build(
+                R.AlterConfigsResourceResponse,
+                error_code=error,
+                error_message=message,
+                resource_type=res.resource_type,
+                resource_name=res.resource_name,
+            )
+        )
+    return tuple(out)
