@@ -230,6 +230,10 @@ def test_static_member_leaves_and_comes_back_with_its_assignment():
     # a third one is refused while s1-new holds the instance id
     assert hb(c, clock, "s1-x", 0, instance_id="i1").error == E.unreleased_instance_id
     assert hb(c, clock, "s1", 3, {}, instance_id="i1").error == E.fenced_instance_id
+    # an instance id no member holds, on a heartbeat and on a leave; another's, on a leave
+    assert hb(c, clock, "s9", 3, {}, instance_id="i9").error == E.unknown_member_id
+    assert hb(c, clock, "s9", -2, instance_id="i9").error == E.unknown_member_id
+    assert hb(c, clock, "s1", -2, instance_id="i1").error == E.fenced_instance_id
 
 
 def test_request_validation_errors():

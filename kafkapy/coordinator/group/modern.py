@@ -73,6 +73,22 @@ class HeartbeatResult:
     assignment: Assignment | None = None
 
 
+def _static_member_error(
+    holder: ConsumerMember | None, r: HeartbeatRequest
+) -> HeartbeatResult | None:
+    """Why a static member's heartbeat or leave is refused: no member holds its instance id
+    (UNKNOWN_MEMBER_ID), or another member does (FENCED_INSTANCE_ID); None when it is ours."""
+    if holder is None:
+        return HeartbeatResult(E.unknown_member_id, f"Instance id {r.instance_id} is unknown.")
+    if holder.member_id != r.member_id:
+        return HeartbeatResult(
+            E.fenced_instance_id,
+            f"Static member {r.member_id} with instance id {r.instance_id} was fenced by "
+            f"member {holder.member_id}.",
+        )
+    return None
+
+
 def _is_subset(owned: Assignment | None, assigned: Assignment) -> bool:
     if owned is None:
         return False
@@ -223,16 +239,10 @@ class ConsumerGroupHeartbeat:
                     )
                     previous = member
             else:
-                if existing is None:
-                    return HeartbeatResult(
-                        E.unknown_member_id, f"Instance id {r.instance_id} is unknown."
-                    )
-                if existing.member_id != r.member_id:
-                    return HeartbeatResult(
-                        E.fenced_instance_id,
-                        f"Static member {r.member_id} with instance id {r.instance_id} was "
-                        f"fenced by member {existing.member_id}.",
-                    )
+                refused = _static_member_error(existing, r)
+                if refused is not None:
+                    return refused
+                assert existing is not None
                 err, msg = self._check_epoch(existing, r.member_epoch, r.owned)
                 if err:
                     return HeartbeatResult(err, msg)
@@ -342,16 +352,10 @@ class ConsumerGroupHeartbeat:
                 )
         else:
             member = group.static_member(r.instance_id)
-            if member is None:
-                return HeartbeatResult(
-                    E.unknown_member_id, f"Instance id {r.instance_id} is unknown."
-                )
-            if member.member_id != r.member_id:
-                return HeartbeatResult(
-                    E.fenced_instance_id,
-                    f"Static member {r.member_id} with instance id {r.instance_id} was fenced by "
-                    f"member {member.member_id}.",
-                )
+            refused = _static_member_error(member, r)
+            if refused is not None:
+                return refused
+            assert member is not None
             if r.member_epoch == LEAVE_STATIC_EPOCH:
                 left = member.copy(member_epoch=LEAVE_STATIC_EPOCH)
                 err = self.state.append(gid, [crec.current_record(gid, left)], now_ms)
