@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import threading
 import time
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer, TopicPartition
 
+from compat_tests.cluster_clients import ProducerThread, assert_nothing_lost, consume_all
 from kafkapy.testing_cluster import SESSION_MS, Cluster
 from kafkapy.testing_zk import ZooKeeperEnsemble
 
@@ -49,59 +49,6 @@ def test_cluster_metadata_and_clients(cluster):
         assert "isrs:" in out and "leader" in out
 
 
-def _produce_while(cluster, topic: str, stop: threading.Event, acked: list, errors: list):
-    p = Producer(
-        {
-            "bootstrap.servers": cluster.bootstrap,
-            "acks": "all",
-            "enable.idempotence": True,
-            "linger.ms": 5,
-            "message.timeout.ms": 60000,
-            "retry.backoff.ms": 100,
-        }
-    )
-
-    def cb(err, msg):
-        if err is None:
-            acked.append((msg.partition(), msg.offset(), msg.value()))
-        else:
-            errors.append(err)
-
-    i = 0
-    while not stop.is_set():
-        p.produce(topic, value=f"m{i}".encode(), callback=cb)
-        p.poll(0)
-        i += 1
-        time.sleep(0.002)
-    p.flush(60)
-
-
-def _consume_all(cluster, topic: str, partitions: int) -> list[tuple[int, int, bytes]]:
-    c = Consumer(
-        {
-            "bootstrap.servers": cluster.bootstrap,
-            "group.id": f"check-{time.time()}",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-        }
-    )
-    ends = {}
-    for p in range(partitions):
-        ends[p] = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    got: list[tuple[int, int, bytes]] = []
-    positions = dict.fromkeys(ends, 0)
-    deadline = time.monotonic() + 60
-    while any(positions[p] < ends[p] for p in ends) and time.monotonic() < deadline:
-        m = c.poll(1.0)
-        if m is None or m.error():
-            continue
-        got.append((m.partition(), m.offset(), m.value()))
-        positions[m.partition()] = m.offset() + 1
-    c.close()
-    return got
-
-
 def _converged(cluster, topic: str, partitions: int) -> bool:
     for p in range(partitions):
         st = cluster.state(topic, p)
@@ -116,12 +63,8 @@ def _converged(cluster, topic: str, partitions: int) -> bool:
 def test_leader_kill_acks_all_loses_nothing(cluster):
     topic = "durable"
     cluster.create_topic(topic, partitions=3)
-    acked: list = []
-    errors: list = []
-    stop = threading.Event()
-    t = threading.Thread(target=_produce_while, args=(cluster, topic, stop, acked, errors))
-    t.start()
-    try:
+    with ProducerThread(cluster, topic) as producer:
+        acked = producer.acked
         cluster.wait_for(lambda: len(acked) > 200, what="first acks")
         victim = cluster.state(topic, 0)["leader"]
         epoch = cluster.state(topic, 0)["leader_epoch"]
@@ -142,21 +85,10 @@ def test_leader_kill_acks_all_loses_nothing(cluster):
             lambda: victim in cluster.state(topic, 0)["isr"], timeout=30, what="rejoin ISR"
         )
         time.sleep(1)
-    finally:
-        stop.set()
-        t.join(90)
-    assert not errors, errors[:5]
+    assert not producer.errors, producer.errors[:5]
     assert failover < SESSION_MS / 1000 + 8
     cluster.wait_for(lambda: _converged(cluster, topic, 3), timeout=30, what="identical logs")
-    got = _consume_all(cluster, topic, 3)
-    seen: dict[tuple[int, int], bytes] = {}
-    for p, off, v in got:
-        assert (p, off) not in seen
-        seen[(p, off)] = v
-    values = [v for _, _, v in got]
-    assert len(values) == len(set(values)), "a record was written twice"
-    for p, off, v in acked:
-        assert seen.get((p, off)) == v, f"acknowledged record {p}/{off} lost"
+    assert_nothing_lost(cluster, topic, 3, acked)
 
 
 def test_controller_failover(cluster):
@@ -181,12 +113,8 @@ def test_controlled_shutdown_and_preferred_election(cluster):
     cluster.create_topic(topic, partitions=3)
     victim = cluster.state(topic, 1)["leader"]
     led = [p for p in range(3) if cluster.state(topic, p)["leader"] == victim]
-    acked: list = []
-    errors: list = []
-    stop = threading.Event()
-    t = threading.Thread(target=_produce_while, args=(cluster, topic, stop, acked, errors))
-    t.start()
-    try:
+    with ProducerThread(cluster, topic) as producer:
+        acked = producer.acked
         cluster.wait_for(lambda: len(acked) > 100, what="acks")
         assert cluster.brokers[victim].stop() == 0  # SIGTERM: controlled shutdown
         # leadership had moved before the process exited
@@ -199,10 +127,7 @@ def test_controlled_shutdown_and_preferred_election(cluster):
             lambda: all(victim in cluster.state(topic, p)["isr"] for p in range(3)),
             what="rejoin",
         )
-    finally:
-        stop.set()
-        t.join(90)
-    assert not errors, errors[:5]
+    assert not producer.errors, producer.errors[:5]
     # preferred-leader election (ElectLeaders) gives the leaderships back
     from confluent_kafka import ElectionType
 
@@ -262,7 +187,7 @@ def test_ensemble_cluster_survives_leader_kill(tmp_path):
             )
         p.flush(30)
         assert len(acked) == 200
-        got = _consume_all(c, "ens", 1)
+        got = consume_all(c, "ens", 1)
         assert sorted(v for _, _, v in got) == sorted(f"a{i}".encode() for i in range(200))
     finally:
         c.stop()
