@@ -3,11 +3,8 @@ assign), epochs and fencing, static members, timers with a fake clock, records a
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
-from kafkapy.coordinator.group import GroupCoordinator
 from kafkapy.coordinator.group.assignors import (
     GroupSpec,
     MemberSpec,
@@ -15,56 +12,20 @@ from kafkapy.coordinator.group.assignors import (
     UniformAssignor,
 )
 from kafkapy.coordinator.group.consumer import ConsumerGroup, ConsumerMember, MemberState, reconcile
-from kafkapy.coordinator.group.coordinator import CommitOffset, CoordinatorConfig
-from kafkapy.coordinator.group.modern import HeartbeatRequest
+from kafkapy.coordinator.group.coordinator import CommitOffset
 from kafkapy.protocol.errors import ErrorCode as E
 
-from .test_group_coordinator import Clock, MemLog, join_new, req
-
-T1 = uuid.UUID(int=1)
-T2 = uuid.UUID(int=2)
-SESSION = 45_000
-
-
-class Topics:
-    def __init__(self, **topics: tuple[uuid.UUID, int]) -> None:
-        self.topics = dict(topics)
-
-    def lookup(self, name):
-        return self.topics.get(name)
-
-    def name_of(self, topic_id):
-        return next((n for n, (t, _) in self.topics.items() if t == topic_id), None)
-
-    def names(self):
-        return list(self.topics)
-
-
-def make(topics=None, **overrides):
-    settings = dict(num_partitions=5, initial_rebalance_delay_ms=0, min_session_timeout_ms=1000)
-    cfg = CoordinatorConfig(**{**settings, **overrides})
-    mlog = MemLog()
-    view = topics or Topics(a=(T1, 6), b=(T2, 3))
-    c = GroupCoordinator(cfg, mlog, view)
-    c.add_empty_partitions(range(5), 0)
-    return c, mlog, Clock(c)
-
-
-def hb(c, clock, member, epoch, owned=None, *, names=("a",), group="g", **kw):
-    if owned is None and epoch == 0:
-        owned = {}
-    r = HeartbeatRequest(
-        group_id=group,
-        member_id=member,
-        member_epoch=epoch,
-        rebalance_timeout_ms=kw.pop("rebalance", 60_000 if epoch == 0 else -1),
-        subscribed_topic_names=names if epoch == 0 or kw.pop("send_names", False) else None,
-        owned=owned,
-        client_id="c",
-        client_host="/127.0.0.1",
-        **kw,
-    )
-    return c.consumer_group_heartbeat(r, clock.now)
+from .group_helpers import (
+    CONSUMER_SESSION,
+    T1,
+    T2,
+    Topics,
+    hb,
+    join_new,
+    make_consumer,
+    reload,
+    req,
+)
 
 
 def total(a):
@@ -143,7 +104,7 @@ def test_reconcile_waits_for_unreleased_partitions():
 
 
 def test_join_assign_and_rebalance_with_revocation():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     r1 = hb(c, clock, "m1", 0)
     assert r1.error == E.none and r1.member_epoch == 1 and r1.assignment == {T1: set(range(6))}
     r2 = hb(c, clock, "m2", 0)
@@ -166,7 +127,7 @@ def test_join_assign_and_rebalance_with_revocation():
 
 
 def test_epoch_fencing_and_previous_epoch_tolerated():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     hb(c, clock, "m1", 0)
     assert hb(c, clock, "m1", 5, {}).error == E.fenced_member_epoch
     hb(c, clock, "m2", 0)
@@ -181,7 +142,7 @@ def test_epoch_fencing_and_previous_epoch_tolerated():
 
 
 def test_leave_and_session_timeout_bump_epoch():
-    c, _, clock = make(consumer_session_timeout_ms=SESSION)
+    c, _, clock = make_consumer(consumer_session_timeout_ms=CONSUMER_SESSION)
     hb(c, clock, "m1", 0)
     hb(c, clock, "m2", 0)
     g = c.groups["g"]
@@ -202,7 +163,7 @@ def test_leave_and_session_timeout_bump_epoch():
 
 
 def test_rebalance_timeout_fences_a_member_that_does_not_revoke():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     hb(c, clock, "m1", 0, rebalance=10_000)
     hb(c, clock, "m2", 0)
     hb(c, clock, "m1", 1, {T1: set(range(6))})  # asked to revoke
@@ -212,7 +173,7 @@ def test_rebalance_timeout_fences_a_member_that_does_not_revoke():
 
 
 def test_static_member_leaves_and_comes_back_with_its_assignment():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     hb(c, clock, "s1", 0, instance_id="i1")
     hb(c, clock, "s2", 0, instance_id="i2")
     g = c.groups["g"]
@@ -237,7 +198,7 @@ def test_static_member_leaves_and_comes_back_with_its_assignment():
 
 
 def test_request_validation_errors():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     assert hb(c, clock, "", 0).error == E.invalid_request
     assert hb(c, clock, "m", 0, group="").error == E.invalid_request
     assert hb(c, clock, "m", 0, server_assignor="sticky").error == E.unsupported_assignor
@@ -250,7 +211,7 @@ def test_request_validation_errors():
 
 
 def test_regex_subscription_and_range_assignor_choice():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     r = hb(c, clock, "m1", 0, names=None, subscribed_topic_regex="[ab]", server_assignor="range")
     assert r.assignment == {T1: set(range(6)), T2: {0, 1, 2}}
     d = c.consumer_group_describe("g")
@@ -258,7 +219,7 @@ def test_regex_subscription_and_range_assignor_choice():
 
 
 def test_classic_apis_and_consumer_groups():
-    c, _, clock = make(consumer_migration_policy="disabled")
+    c, _, clock = make_consumer(consumer_migration_policy="disabled")
     hb(c, clock, "m1", 0)
     # classic APIs against a consumer group: its consumer-protocol members are unknown there, and
     # only the 'consumer' protocol type may join (test_group_migration has the rest)
@@ -283,7 +244,7 @@ def test_classic_apis_and_consumer_groups():
 
 
 def test_empty_groups_change_kind_and_keep_offsets():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     c.commit_offsets("g", -1, "", None, {("a", 0): CommitOffset(7)}, clock.now)
     assert hb(c, clock, "m1", 0).error == E.none  # the empty classic group is replaced
     assert isinstance(c.groups["g"], ConsumerGroup)
@@ -295,7 +256,7 @@ def test_empty_groups_change_kind_and_keep_offsets():
 
 
 def test_offset_commit_and_fetch_check_member_epoch():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     hb(c, clock, "m1", 0)
     commit = {("a", 0): CommitOffset(3)}
     assert c.commit_offsets("g", 1, "m1", None, commit, clock.now) == {("a", 0): E.none}
@@ -322,16 +283,13 @@ def test_offset_commit_and_fetch_check_member_epoch():
 
 
 def test_records_reload_restores_group_members_and_assignments():
-    c, mlog, clock = make()
+    c, mlog, clock = make_consumer()
     hb(c, clock, "m1", 0, instance_id="i1")
     hb(c, clock, "m2", 0)
     hb(c, clock, "m1", 1, {T1: set(range(6))}, instance_id="i1")
     c.commit_offsets("g", 1, "m1", None, {("a", 0): CommitOffset(9, 2, "meta")}, clock.now)
     g = c.groups["g"]
-    p = c.partition_for("g")
-    c2 = GroupCoordinator(c.config, MemLog(), c.topics)
-    c2.begin_loading([p])
-    c2.load_partition(p, mlog.records[p], clock.now)
+    c2 = reload(c, mlog, clock)
     g2 = c2.groups["g"]
     assert isinstance(g2, ConsumerGroup)
     assert (g2.group_epoch, g2.assignment_epoch, g2.state) == (
@@ -351,14 +309,14 @@ def test_records_reload_restores_group_members_and_assignments():
     assert g2.partition_epochs == g.partition_epochs
     assert g2.offsets[("a", 0)].metadata == "meta"
     # the reloaded members' sessions run again
-    clock.advance(SESSION + 1)
+    clock.advance(CONSUMER_SESSION + 1)
     c2.poll(clock.now)
     assert not g2.members
 
 
 @pytest.mark.parametrize("n", [10])
 def test_many_members_converge_to_a_balanced_stable_group(n):
-    c, _, clock = make(topics=Topics(a=(T1, 20)))
+    c, _, clock = make_consumer(topics=Topics(a=(T1, 20)))
     for i in range(n):
         hb(c, clock, f"m{i}", 0)
     g = c.groups["g"]

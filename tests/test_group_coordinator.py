@@ -6,91 +6,12 @@ import pytest
 
 from kafkapy.coordinator.group import GroupCoordinator
 from kafkapy.coordinator.group.classic import TRANSITIONS, GroupState, IllegalTransition
-from kafkapy.coordinator.group.coordinator import CommitOffset, CoordinatorConfig, JoinRequest
+from kafkapy.coordinator.group.coordinator import CommitOffset
 from kafkapy.coordinator.group.pending import Pending
 from kafkapy.coordinator.group.timers import Timers
 from kafkapy.protocol.errors import ErrorCode as E
 
-SESSION = 10_000
-REBALANCE = 30_000
-
-
-class MemLog:
-    def __init__(self) -> None:
-        self.records: dict[int, list[tuple[bytes, bytes | None]]] = {}
-        self.fail = False
-
-    def append(self, partition, records, now_ms):
-        if self.fail:
-            raise OSError("disk full")
-        self.records.setdefault(partition, []).extend(records)
-
-
-class Clock:
-    def __init__(self, coordinator: GroupCoordinator) -> None:
-        self.now = 1_000_000
-        self.c = coordinator
-
-    def advance(self, ms: int) -> None:
-        """Move time forward, firing timers in deadline order as the server task would."""
-        target = self.now + ms
-        while True:
-            d = self.c.next_deadline()
-            if d is None or d > target:
-                break
-            self.now = max(self.now, d)
-            self.c.poll(self.now)
-        self.now = target
-        self.c.poll(self.now)
-
-
-def make(**overrides):
-    settings = dict(num_partitions=5, initial_rebalance_delay_ms=0, min_session_timeout_ms=1000)
-    cfg = CoordinatorConfig(**{**settings, **overrides})
-    mlog = MemLog()
-    c = GroupCoordinator(cfg, mlog)
-    c.add_empty_partitions(range(5), 0)
-    return c, mlog, Clock(c)
-
-
-def req(member_id="", group="g", protocols=(("range", b"m"),), instance=None, **kw):
-    return JoinRequest(
-        group_id=group,
-        member_id=member_id,
-        protocol_type=kw.pop("protocol_type", "consumer"),
-        protocols=list(protocols),
-        session_timeout_ms=kw.pop("session", SESSION),
-        rebalance_timeout_ms=kw.pop("rebalance", REBALANCE),
-        group_instance_id=instance,
-        client_id="client",
-        client_host="/127.0.0.1",
-        **kw,
-    )
-
-
-def join_new(c, clock, group="g", **kw):
-    """KIP-394 dance: MEMBER_ID_REQUIRED, then join with the id; returns the pending answer."""
-    first = c.join_group(req(group=group, **kw), clock.now)
-    assert first.done and first.result.error == E.member_id_required
-    return c.join_group(req(first.result.member_id, group=group, **kw), clock.now)
-
-
-def stable_group(c, clock, n=1, group="g"):
-    answers = [join_new(c, clock, group) for _ in range(n)]
-    clock.advance(0)
-    assert all(a.done and a.result.error == E.none for a in answers)
-    leader = next(a.result for a in answers if a.result.members)
-    gen = leader.generation_id
-    assignment = {a.result.member_id: f"a-{a.result.member_id}".encode() for a in answers}
-    syncs = []
-    for a in answers:
-        r = a.result
-        syncs.append(
-            c.sync_group(group, gen, r.member_id, None, assignment if r.members else {}, clock.now)
-        )
-    assert all(s.done and s.result.error == E.none for s in syncs)
-    return [a.result.member_id for a in answers], gen
-
+from .group_helpers import REBALANCE, SESSION, MemLog, join_new, make, req, stable_group
 
 # -- building blocks -------------------------------------------------------------------------
 

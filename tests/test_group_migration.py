@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from kafkapy.coordinator.group import GroupCoordinator
 from kafkapy.coordinator.group import records as rec
 from kafkapy.coordinator.group.classic import ClassicGroup, GroupState
 from kafkapy.coordinator.group.consumer import ConsumerGroup, MemberState
@@ -15,10 +14,7 @@ from kafkapy.coordinator.group.coordinator import CommitOffset
 from kafkapy.coordinator.group.embedded import encode_assignment, parse_assignment
 from kafkapy.protocol.errors import ErrorCode as E
 
-from .test_group_consumer_protocol import T1, hb, make
-from .test_group_coordinator import SESSION, MemLog, req
-
-REBALANCE = 30_000
+from .group_helpers import SESSION, T1, hb, make_consumer, reload, req
 
 
 def sub(topics=("a",), owned=None, version=1):
@@ -89,7 +85,7 @@ def rejoin_and_sync(c, clock, mid, group="g", owned=None):
 
 
 def test_upgrade_converts_classic_members_and_keeps_their_assignment():
-    c, mlog, clock = make()
+    c, mlog, clock = make_consumer()
     (m1, m2), gen = classic_group(c, clock)
     p = c.partition_for("g")
     before = len(mlog.records[p])
@@ -131,7 +127,7 @@ def test_upgrade_converts_classic_members_and_keeps_their_assignment():
 
 
 def test_upgrade_of_a_rebalancing_group_sends_its_members_back_to_join():
-    c, _, clock = make(initial_rebalance_delay_ms=10_000)
+    c, _, clock = make_consumer(initial_rebalance_delay_ms=10_000)
     first = join(c, clock)
     pending = join(c, clock, first.result.member_id)
     assert not pending.done  # the initial delay is running; no protocol chosen yet
@@ -152,7 +148,7 @@ def test_upgrade_of_a_rebalancing_group_sends_its_members_back_to_join():
     ],
 )
 def test_upgrade_refused(setup, why):
-    c, _, clock = make(**setup)
+    c, _, clock = make_consumer(**setup)
     classic_group(c, clock)
     r = hb(c, clock, "c1", 0)
     assert r.error == E.group_id_not_found and why in r.message
@@ -161,7 +157,7 @@ def test_upgrade_refused(setup, why):
 
 
 def test_upgrade_refused_for_other_protocols_bad_metadata_and_custom_assignors():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     c.join_group(req(group="connect", protocol_type="connect", require_known_member_id=False), 0)
     clock.advance(0)
     r = hb(c, clock, "c1", 0, group="connect")
@@ -180,7 +176,7 @@ def test_upgrade_refused_for_other_protocols_bad_metadata_and_custom_assignors()
 
 
 def test_full_consumer_group_refuses_the_joining_member_and_stays_classic():
-    c, mlog, clock = make(consumer_max_size=2)
+    c, mlog, clock = make_consumer(consumer_max_size=2)
     classic_group(c, clock)
     written = sum(len(v) for v in mlog.records.values())
     r = hb(c, clock, "c1", 0)
@@ -190,7 +186,7 @@ def test_full_consumer_group_refuses_the_joining_member_and_stays_classic():
 
 
 def test_failed_write_leaves_the_classic_group_untouched():
-    c, mlog, clock = make()
+    c, mlog, clock = make_consumer()
     (m1, _), gen = classic_group(c, clock)
     mlog.fail = True
     assert hb(c, clock, "c1", 0).error == E.coordinator_not_available
@@ -203,7 +199,7 @@ def test_failed_write_leaves_the_classic_group_untouched():
 
 
 def test_classic_member_joins_a_consumer_group():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     r = hb(c, clock, "c1", 0)
     assert r.assignment == {T1: set(range(6))}
     first = join(c, clock)
@@ -231,7 +227,7 @@ def test_classic_member_joins_a_consumer_group():
 
 
 def test_classic_member_errors_in_a_consumer_group():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     hb(c, clock, "c1", 0)
     mid = join(c, clock).result.member_id
     j = join(c, clock, mid)
@@ -263,7 +259,7 @@ def test_classic_member_errors_in_a_consumer_group():
 
 
 def test_static_classic_member_rejoining_replaces_its_previous_instance():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     hb(c, clock, "c1", 0)
     j = join(c, clock, instance="i1")  # static members get their id at once
     old = j.result.member_id
@@ -283,7 +279,7 @@ def test_static_classic_member_rejoining_replaces_its_previous_instance():
 
 
 def test_classic_member_leaves_and_commits():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     hb(c, clock, "c1", 0)
     mid = join(c, clock).result.member_id
     gen = join(c, clock, mid).result.generation_id
@@ -307,7 +303,7 @@ def test_classic_member_leaves_and_commits():
 
 
 def test_classic_member_timeouts():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     hb(c, clock, "c1", 0)
     # a member that joins but never syncs is fenced after its rebalance timeout
     silent = join(c, clock).result.member_id
@@ -353,7 +349,7 @@ def upgraded(c, clock):
 
 
 def test_downgrade_when_the_last_consumer_member_leaves():
-    c, mlog, clock = make()
+    c, mlog, clock = make_consumer()
     m1, m2, r = upgraded(c, clock)
     epoch = c.groups["g"].group_epoch
     targets = {mid: set(ps) for mid, m in c.groups["g"].target.items() for ps in m.values()}
@@ -384,7 +380,7 @@ def test_downgrade_when_the_last_consumer_member_leaves():
 
 
 def test_downgrade_when_the_consumer_member_times_out():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     m1, m2, _ = upgraded(c, clock)
     g = c.groups["g"]
     gens = {mid: g.members[mid].member_epoch for mid in (m1, m2)}
@@ -397,17 +393,17 @@ def test_downgrade_when_the_consumer_member_times_out():
 
 
 def test_no_downgrade_without_the_policy_or_with_consumer_members_left():
-    c, _, clock = make(consumer_migration_policy="upgrade")
+    c, _, clock = make_consumer(consumer_migration_policy="upgrade")
     upgraded(c, clock)
     hb(c, clock, "c1", -1)
     g = c.groups["g"]
     assert isinstance(g, ConsumerGroup) and all(m.classic for m in g.members.values())
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     upgraded(c, clock)
     hb(c, clock, "c2", 0)
     hb(c, clock, "c1", -1)  # c2 still uses the consumer protocol
     assert isinstance(c.groups["g"], ConsumerGroup)
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     upgraded(c, clock)
     c.config.max_size = 1  # two classic members do not fit group.max.size
     hb(c, clock, "c1", -1)
@@ -417,16 +413,8 @@ def test_no_downgrade_without_the_policy_or_with_consumer_members_left():
 # -- reload and admin views ----------------------------------------------------------------------
 
 
-def reload(c, mlog, clock):
-    p = c.partition_for("g")
-    c2 = GroupCoordinator(c.config, MemLog(), c.topics)
-    c2.begin_loading([p])
-    c2.load_partition(p, mlog.records[p], clock.now)
-    return c2
-
-
 def test_reload_after_upgrade_and_after_downgrade():
-    c, mlog, clock = make()
+    c, mlog, clock = make_consumer()
     m1, m2, _ = upgraded(c, clock)
     g = c.groups["g"]
     c2 = reload(c, mlog, clock)
@@ -464,7 +452,7 @@ def test_reload_after_upgrade_and_after_downgrade():
 
 
 def test_describe_and_list_a_migrating_group():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     m1, m2, _ = upgraded(c, clock)
     d = c.consumer_group_describe("g")
     assert d.error == E.none
@@ -486,7 +474,7 @@ def test_describe_and_list_a_migrating_group():
 def test_cooperative_classic_member_revokes_before_it_gets_more():
     """A classic member that reports what it owns (subscription v1+) keeps it until it rejoins
     without the partitions it must give up (Kafka's CurrentAssignmentBuilder)."""
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     (m1, m2), gen = classic_group(c, clock)
     r = hb(c, clock, "c1", 0)
     # m1 rejoins still owning 0, 1, 2 (cooperative): it must revoke one first
@@ -506,7 +494,7 @@ def test_cooperative_classic_member_revokes_before_it_gets_more():
 
 
 def test_join_group_v3_joins_without_member_id_round_trip():
-    c, _, clock = make()
+    c, _, clock = make_consumer()
     hb(c, clock, "c1", 0)
     j = join(c, clock, require_known_member_id=False)
     assert j.result.error == E.none and j.result.member_id in c.groups["g"].members

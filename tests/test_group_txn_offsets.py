@@ -7,7 +7,7 @@ from kafkapy.coordinator.group import GroupCoordinator
 from kafkapy.coordinator.group.coordinator import CommitOffset, CoordinatorConfig
 from kafkapy.protocol.errors import ErrorCode as E
 
-from .test_group_coordinator import Clock, stable_group
+from .group_helpers import Clock, stable_group
 
 PID, EPOCH = 4000, 0
 TP = ("t", 0)
