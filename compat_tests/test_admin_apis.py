@@ -11,11 +11,8 @@ import json
 import os
 import time
 import uuid
-from types import ModuleType
 
 import pytest
-from kio.index import load_payload_module
-from kio.static.constants import EntityType
 
 from kafkapy.cli.common import topic_id_string
 from kafkapy.metadata import client_quotas as cq
@@ -28,11 +25,9 @@ from kafkapy.protocol.record_batch import Record, encode_batch
 from kafkapy.server.apis.list_partition_reassignments import ongoing
 from kafkapy.testing import BrokerProcess
 
+from . import txn_raw as raw
 from .rawclient import RawClient
-
-
-def req(api_key: int, version: int) -> ModuleType:
-    return load_payload_module(api_key, version, EntityType.request)
+from .txn_raw import req
 
 
 def call(bootstrap: str, entity):
@@ -41,60 +36,18 @@ def call(bootstrap: str, entity):
 
 
 def create_topic(bootstrap: str, name: str, partitions: int) -> uuid.UUID:
-    Q = req(19, 7)
-    resp = call(
-        bootstrap,
-        Q.CreateTopicsRequest(
-            topics=(
-                Q.CreatableTopic(
-                    name=name,
-                    num_partitions=partitions,
-                    replication_factor=1,
-                    assignments=(),
-                    configs=(),
-                ),
-            ),
-            timeout=datetime.timedelta(seconds=10),
-            validate_only=False,
-        ),
-    )
-    (t,) = resp.topics
-    assert t.error_code == 0, t
-    return t.topic_id
+    with RawClient(bootstrap) as c:
+        return raw.create_topic(c, name, partitions)
 
 
 def init_producer_id(bootstrap: str) -> tuple[int, int]:
-    Q = req(22, 4)
-    resp = call(
-        bootstrap,
-        Q.InitProducerIdRequest(
-            transactional_id=None,
-            transaction_timeout=datetime.timedelta(seconds=60),
-            producer_id=-1,
-            producer_epoch=-1,
-        ),
-    )
-    assert resp.error_code == 0, resp
-    return resp.producer_id, resp.producer_epoch
+    with RawClient(bootstrap) as c:
+        return raw.init_producer_id(c)
 
 
 def produce(bootstrap: str, topic: str, partition: int, batch: bytes) -> int:
-    Q = req(0, 9)
-    resp = call(
-        bootstrap,
-        Q.ProduceRequest(
-            transactional_id=None,
-            acks=-1,
-            timeout=datetime.timedelta(seconds=10),
-            topic_data=(
-                Q.TopicProduceData(
-                    name=topic,
-                    partition_data=(Q.PartitionProduceData(index=partition, records=batch),),
-                ),
-            ),
-        ),
-    )
-    p = resp.responses[0].partition_responses[0]
+    with RawClient(bootstrap) as c:
+        p = raw.produce(c, topic, batch, partition=partition)
     assert p.error_code == 0, p
     return p.base_offset
 

@@ -1,10 +1,13 @@
-"""Raw-protocol helpers for transaction tests that need no transaction coordinator: write
-transactional batches with Produce and end them with WriteTxnMarkers, as a coordinator would."""
+"""Raw-protocol helpers for tests that craft their own requests (kio entities over RawClient):
+create topics, get producer ids, produce batches; for transaction tests that need no transaction
+coordinator, write transactional batches with Produce and end them with WriteTxnMarkers, as a
+coordinator would."""
 
 from __future__ import annotations
 
 import datetime
 import time
+import uuid
 from typing import Any
 
 from kio.index import load_payload_module
@@ -18,7 +21,8 @@ def req(key: int, version: int) -> Any:
     return load_payload_module(key, version, EntityType.request)
 
 
-def create_topic(c: RawClient, name: str, partitions: int = 1, configs=None) -> None:
+def create_topic(c: RawClient, name: str, partitions: int = 1, configs=None) -> uuid.UUID:
+    """CreateTopics v7 (replication factor 1); the new topic's id."""
     Q = req(19, 7)
     resp = c.request(
         Q.CreateTopicsRequest(
@@ -38,9 +42,11 @@ def create_topic(c: RawClient, name: str, partitions: int = 1, configs=None) -> 
         )
     )
     assert resp.topics[0].error_code == 0, resp
+    return resp.topics[0].topic_id
 
 
-def producer_id(c: RawClient) -> int:
+def init_producer_id(c: RawClient) -> tuple[int, int]:
+    """InitProducerId v4 without a transactional id: (producer id, epoch)."""
     Q = req(22, 4)
     resp = c.request(
         Q.InitProducerIdRequest(
@@ -51,7 +57,11 @@ def producer_id(c: RawClient) -> int:
         )
     )
     assert resp.error_code == 0, resp
-    return resp.producer_id
+    return resp.producer_id, resp.producer_epoch
+
+
+def producer_id(c: RawClient) -> int:
+    return init_producer_id(c)[0]
 
 
 def batch(values: list[bytes], **kw) -> bytes:
