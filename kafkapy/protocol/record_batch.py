@@ -90,6 +90,7 @@ __all__ = [
     "encode_varint",
     "iter_batches",
     "parse_batch_header",
+    "records_section",
     "validate_batches",
 ]
 
