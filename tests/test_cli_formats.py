@@ -29,7 +29,10 @@ from kafkapy.cli.common import CliError
 
 
 def test_properties_file_syntax():
-    text = "# comment\n! other\na=1\nb : two\nc three\nd=x\\\n  y\nsep=\\t\n\nempty=\n"
+    text = (
+        "# comment\n! other\na=1\nb : two  \nc three\nd=x\\\n  y\nsep=\\t\n\nempty=\n"
+        "uni=\\u00e9\n"
+    )
     assert common.parse_properties_text(text) == {
         "a": "1",
         "b": "two",
@@ -37,7 +40,10 @@ def test_properties_file_syntax():
         "d": "xy",
         "sep": "\t",
         "empty": "",
+        "uni": "\u00e9",
     }
+    with pytest.raises(CliError, match="uxxxx"):
+        common.parse_properties_text("a=\\u12")
 
 
 def test_java_client_properties_are_translated():

@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
+from kafkapy.java_properties import PropertiesFormatError, read_properties
+
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 
@@ -73,33 +75,14 @@ def require(value: object, flag: str) -> None:
 
 
 def parse_properties_text(text: str) -> dict[str, str]:
-    """Java .properties: `key=value`, `key: value` or `key value`; `#`/`!` comments; `\\` joins."""
-    props: dict[str, str] = {}
-    logical: list[str] = []
-    for raw in text.splitlines():
-        line = raw.strip() if not logical else raw.lstrip()
-        if not logical and (not line or line[0] in "#!"):
-            continue
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            logical.append(line[:-1])
-            continue
-        logical.append(line)
-        entry = "".join(logical)
-        logical = []
-        m = re.match(r"((?:\\.|[^=:\s])*)\s*[=:\s]?\s*(.*)$", entry)
-        if not m:
-            continue
-        key = m.group(1).replace("\\", "")
-        value = m.group(2)
-        value = (
-            value.replace("\\t", "\t")
-            .replace("\\n", "\n")
-            .replace("\\r", "\r")
-            .replace("\\\\", "\\")
-        )
-        if key:
-            props[key] = value
-    return props
+    """A Java .properties file (kafkapy.java_properties: `key=value`, `key: value` or
+    `key value`; `#`/`!` comments; `\\` joins lines; escapes), with the white space that ends
+    a line dropped (librdkafka, unlike Kafka's Java clients, does not trim values)."""
+    try:
+        props = read_properties("\n".join(line.rstrip() for line in text.splitlines()))
+    except PropertiesFormatError as e:
+        raise CliError(str(e)) from None
+    return {k: v for k, v in props.items() if k}
 
 
 def load_versioned_json(text: str) -> dict[str, Any]:
