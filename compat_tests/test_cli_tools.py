@@ -582,6 +582,22 @@ def test_consumer_groups_describe_reset_and_delete(cluster):
     assert len(again.stdout.decode().splitlines()) == 4  # two partitions shifted back by two
     states = kafkapy("consumer-groups", "--bootstrap-server", b, "--list", "--state").stdout
     assert states.decode().splitlines()[0].split() == ["GROUP", "STATE"]
+    offsets_deleted = kafkapy(
+        "consumer-groups",
+        "--bootstrap-server",
+        b,
+        "--delete-offsets",
+        "--group",
+        "g1",
+        "--topic",
+        "grp:0",
+    ).stdout.decode()
+    lines = offsets_deleted.splitlines()
+    assert lines[0] == "Request succeeded for deleting offsets from group g1."
+    assert lines[-1].split() == ["grp", "0", "Successful"]
+    desc = kafkapy("consumer-groups", "--bootstrap-server", b, "--describe", "--group", "g1")
+    committed = [line.split()[2] for line in desc.stdout.decode().splitlines()[2:] if line]
+    assert committed == ["1"]  # partition 0's offset is gone
     deleted = kafkapy("consumer-groups", "--bootstrap-server", b, "--delete", "--group", "g1")
     assert (
         deleted.stdout.decode() == "Deletion of requested consumer groups ('g1') was successful.\n"

@@ -349,6 +349,10 @@ def test_reset_time_parsing():
     assert consumer_groups_input.parse_datetime_ms("1970-01-01T01:00:00.000+01:00") == 0
     assert consumer_groups_input.parse_datetime_ms("1970-01-01T01:00:00.000+0100") == 0
     assert consumer_groups_input.parse_topic_partitions("t:0,2") == [("t", 0), ("t", 2)]
+    assert consumer_groups_input.split_topic_args(["t:0,2", "u", "v:1"]) == (
+        [("t", 0), ("t", 2), ("v", 1)],
+        ["u"],
+    )
     with pytest.raises(CliError, match="Invalid partition"):
         consumer_groups_input.parse_topic_partitions("t:x")
     assert consumer_groups.parse_states("stable,EMPTY") == {"Stable", "Empty"}

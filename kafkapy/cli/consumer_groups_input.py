@@ -73,3 +73,15 @@ def parse_topic_partitions(arg: str) -> list[tuple[str, int]]:
         except ValueError:
             raise CliError(f"Invalid partition '{p}' specified in topic arg '{arg}''") from None
     return out
+
+
+def split_topic_args(args: list[str] | None) -> tuple[list[tuple[str, int]], list[str]]:
+    """--topic arguments: (the partitions named as ``topic:p,...``, the bare topic names)."""
+    partitions: list[tuple[str, int]] = []
+    topics: list[str] = []
+    for arg in args or []:
+        if ":" in arg:
+            partitions.extend(parse_topic_partitions(arg))
+        else:
+            topics.append(arg)
+    return partitions, topics

@@ -19,7 +19,7 @@ from kafkapy.cli.consumer_groups_input import (
     parse_datetime_ms,
     parse_duration_ms,
     parse_reset_csv,
-    parse_topic_partitions,
+    split_topic_args,
 )
 from kafkapy.cli.consumer_groups_output import (
     MISSING,
@@ -209,13 +209,7 @@ class ConsumerGroupService:
     def partitions_to_reset(self, group: str) -> list[tuple[str, int]]:
         if self.opts.all_topics:
             return sorted(self.committed(group))
-        out: list[tuple[str, int]] = []
-        plain = []
-        for arg in self.opts.topic or []:
-            if ":" in arg:
-                out.extend(parse_topic_partitions(arg))
-            else:
-                plain.append(arg)
+        out, plain = split_topic_args(self.opts.topic)
         for t, parts in self.partitions_of(plain).items():
             out.extend((t, p) for p in parts)
         return out
@@ -356,13 +350,7 @@ class ConsumerGroupService:
 
     def delete_offsets(self) -> None:
         group = self.group_ids()[0]
-        tps: list[tuple[str, int]] = []
-        plain = []
-        for arg in self.opts.topic or []:
-            if ":" in arg:
-                tps.extend(parse_topic_partitions(arg))
-            else:
-                plain.append(arg)
+        tps, plain = split_topic_args(self.opts.topic)
         results: dict[tuple[str, int], str | None] = {}
         md = self.admin.list_topics(timeout=self.timeout + 10)
         for t in plain:
