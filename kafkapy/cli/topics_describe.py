@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from kafkapy.cli.common import CliError, load_properties, result, topic_id_string
 from kafkapy.cli.topics_output import PartitionInfo, TopicInfo
+from kafkapy.metadata.uuids import uuid_to_base64
 
 DESCRIBE_TOPIC_PARTITIONS, LIST_PARTITION_REASSIGNMENTS = 75, 46
 
@@ -18,12 +19,6 @@ def _wire_apis(conn) -> set[int]:  # noqa: ANN001
         ApiVersionsRequest(client_software_name="kafkapy-cli", client_software_version="1")
     )
     return {int(a.api_key) for a in resp.api_keys} if resp.error_code == 0 else set()
-
-
-def _uuid_string(u) -> str:  # noqa: ANN001
-    import base64
-
-    return "" if u is None else base64.urlsafe_b64encode(u.bytes).decode().rstrip("=")
 
 
 def _describe_partitions(conn, names: list[str], limit: int) -> dict[str, tuple[str, list]]:  # noqa: ANN001
@@ -45,7 +40,8 @@ def _describe_partitions(conn, names: list[str], limit: int) -> dict[str, tuple[
         for t in resp.topics:
             if t.error_code != 0:
                 raise CliError(f"Topic '{t.name}': {error_name(int(t.error_code))}")
-            _, parts = out.setdefault(t.name, (_uuid_string(t.topic_id), []))
+            topic_id = "" if t.topic_id is None else uuid_to_base64(t.topic_id)
+            _, parts = out.setdefault(t.name, (topic_id, []))
             for p in t.partitions:
                 elr, lke = p.eligible_leader_replicas, p.last_known_elr
                 parts.append(
