@@ -65,3 +65,15 @@ def test_broker_imports_only_runtime_dependencies() -> None:
                 where = path.relative_to(ROOT)
                 offending.append(f"{where}:{line} imports {top} ({sorted(owners) or 'unknown'})")
     assert not offending, "not in pyproject's runtime dependencies:\n" + "\n".join(offending)
+
+
+def test_kafka_named_scripts_run_the_runtime_install() -> None:
+    """scripts/kafka-*.sh run `kafkapy` from .venv-runtime, the install scripts/bootstrap.sh
+    builds for users; .venv (the test environment) does not exist in a user's checkout."""
+    scripts = sorted((ROOT / "scripts").glob("kafka-*.sh")) + [ROOT / "scripts/zookeeper-shell.sh"]
+    assert len(scripts) > 10
+    wrong = [
+        p.name for p in scripts
+        if '"$(dirname "$0")/../.venv-runtime/bin/kafkapy"' not in p.read_text()
+    ]
+    assert not wrong, f"not run from .venv-runtime: {wrong}"
