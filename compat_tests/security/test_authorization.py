@@ -581,3 +581,34 @@ def test_kafka_acls_round_trip(secured: BrokerProcess, tmp_path) -> None:
     assert code == 1 and "ResourceType GROUP only supports operations" in out
     code, out = kafka_acls(secured, str(tmp_path / "none.properties"), "--list")
     assert code == 1 and "Error" in out and "Traceback" not in out
+
+
+def test_console_consumer_stops_on_authorization_errors(secured: BrokerProcess, tmp_path) -> None:
+    """kafka-console-consumer ends with Kafka's message and exit 1 when the group or the topic
+    is not authorized, as Java's ConsoleConsumer does, instead of waiting without output."""
+    config = tmp_path / "erin.properties"
+    config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required '
+        'username="erin" password="erin-secret";\n'
+    )
+    topic, hidden = unique("console"), unique("console-hidden")
+    make_topics(secured, topic, hidden)
+    grant(secured, acl("User:erin", ResourceType.TOPIC, topic, ACLOperation.READ))
+
+    def consume(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "kafkapy.cli.main", "console-consumer", "--bootstrap-server",
+             secured.bootstrap, "--consumer.config", str(config), "--from-beginning",
+             "--timeout-ms", "20000", *args],
+            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        )
+
+    for args, reason in (
+        (("--topic", topic, "--group", unique("no-acl-g")), "Group authorization failed"),
+        (("--topic", hidden), "Topic authorization failed"),
+    ):
+        proc = consume(*args)
+        assert proc.returncode == 1, (args, proc.stdout, proc.stderr)
+        assert "Error processing message, terminating consumer process" in proc.stderr, proc.stderr
+        assert reason in proc.stderr and "Traceback" not in proc.stderr

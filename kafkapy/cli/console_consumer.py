@@ -262,6 +262,11 @@ def _down_codes() -> tuple[int, ...]:
     return (KafkaError._ALL_BROKERS_DOWN, KafkaError._RESOLVE)
 
 
+# errors Java's consumer raises from poll(), ending the console consumer: authorization
+# (topic, group, cluster) and authentication failures
+TERMINATING_CODES = frozenset({29, 30, 31, 58})
+
+
 class Stop:
     """Set by SIGINT/SIGTERM; the poll loop checks it between short polls."""
 
@@ -337,6 +342,11 @@ def main(argv: list[str]) -> int:
             allowed = include_list(opts.include)
             topics = [t for t in md.topics if allowed(t) and not is_internal(t)]
         else:
+            if first and opts.topic not in md.topics:  # hidden from Metadata when unauthorized
+                asked = consumer.list_topics(opts.topic, timeout=10).topics.get(opts.topic)
+                if asked is not None and asked.error is not None \
+                        and asked.error.code() in TERMINATING_CODES:
+                    raise KafkaException(asked.error)
             topics = [opts.topic] if opts.topic in md.topics else []
         new = []
         for t in sorted(topics):
@@ -388,6 +398,8 @@ def main(argv: list[str]) -> int:
                 if err is not None:
                     if err.fatal():
                         raise CliError(err.str())
+                    if err.code() in TERMINATING_CODES:
+                        raise KafkaException(err)
                     continue
                 last_record = now
                 chunk.append(
