@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -107,10 +109,24 @@ def kafka_python_round_trip(common: dict, topic: str, values: list[bytes]) -> li
     return got
 
 
+def kafkapy_tool(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """``kafkapy <tool> args...`` (a Kafka-named tool), its output captured; exit 0 asserted
+    unless ``check`` is false."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "kafkapy.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+        stdin=subprocess.DEVNULL,
+    )
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
 def kcat_round_trip(bootstrap: str, config: dict[str, str], topic: str) -> list[bytes]:
     """Produce two lines with kcat (``-X`` ``config``), consume the topic from the start."""
-    import subprocess
-
     options = [x for k, v in config.items() for x in ("-X", f"{k}={v}")]
     base = ["kcat", "-b", bootstrap, *options, "-t", topic]
     subprocess.run([*base, "-P"], input=b"one\ntwo\n", check=True, timeout=30)

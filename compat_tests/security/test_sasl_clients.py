@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from compat_tests.security.helpers import (
     admin_client,
     first_error,
     kafka_python_round_trip,
+    kafkapy_tool,
     kcat_round_trip,
     plain_jaas,
     produce_and_consume,
@@ -134,19 +134,6 @@ def test_kcat_scram_over_sasl_ssl(broker, carol, pki) -> None:
     assert kcat_round_trip(broker.ssl_bootstrap, config, "kcat-scram") == [b"one", b"two"]
 
 
-def _tool(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run(
-        [sys.executable, "-m", "kafkapy.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
-    if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
-
-
 def test_kafka_configs_manages_scram_users(broker, tmp_path) -> None:
     admin_props = tmp_path / "admin.properties"
     admin_props.write_text(
@@ -163,7 +150,7 @@ def test_kafka_configs_manages_scram_users(broker, tmp_path) -> None:
         "--entity-name",
         "dave",
     ]
-    out = _tool(
+    out = kafkapy_tool(
         "configs",
         *base,
         "--alter",
@@ -171,17 +158,17 @@ def test_kafka_configs_manages_scram_users(broker, tmp_path) -> None:
         "SCRAM-SHA-256=[iterations=8192,password=dave-secret],SCRAM-SHA-512=[password=dave-secret]",
     ).stdout
     assert out.strip() == "Completed updating config for user dave."
-    out = _tool("configs", *base, "--describe").stdout.strip()
+    out = kafkapy_tool("configs", *base, "--describe").stdout.strip()
     assert out == (
         "SCRAM credential configs for user-principal 'dave' are "
         "SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096"
     )
     assert first_error(sasl_conf(broker.bootstrap, "SCRAM-SHA-256", "dave", "dave-secret")) is None
     # a removed credential stops working at once
-    _tool("configs", *base, "--alter", "--delete-config", "SCRAM-SHA-256")
+    kafkapy_tool("configs", *base, "--alter", "--delete-config", "SCRAM-SHA-256")
     error = first_error(sasl_conf(broker.bootstrap, "SCRAM-SHA-256", "dave", "dave-secret"))
     assert error is not None and "invalid credentials" in error
-    weak = _tool(
+    weak = kafkapy_tool(
         "configs",
         *base,
         "--alter",
@@ -203,14 +190,14 @@ def test_tools_speak_sasl_over_tls(broker, carol, pki, tmp_path) -> None:
         f"ssl.truststore.type=PEM\nssl.truststore.location={pki.ca}\n"
     )
     common = ["--bootstrap-server", broker.ssl_bootstrap, "--command-config", str(props)]
-    out = _tool("broker-api-versions", *common).stdout
+    out = kafkapy_tool("broker-api-versions", *common).stdout
     assert "SaslHandshake(17): 0 to 1 [usable: 1]" in out
-    _tool("topics", *common, "--create", "--topic", "tool-secured", "--partitions", "2")
-    described = _tool("topics", *common, "--describe", "--topic", "tool-secured").stdout
+    kafkapy_tool("topics", *common, "--create", "--topic", "tool-secured", "--partitions", "2")
+    described = kafkapy_tool("topics", *common, "--describe", "--topic", "tool-secured").stdout
     assert "PartitionCount: 2" in described
     wrong = tmp_path / "wrong.properties"
     wrong.write_text(props.read_text().replace(carol[1], "nope"))
-    failed = _tool(
+    failed = kafkapy_tool(
         "broker-api-versions",
         "--bootstrap-server",
         broker.ssl_bootstrap,

@@ -1,7 +1,8 @@
 """`kafkapy configs` (kafka-configs.sh): describe and alter topic and broker configs.
 
-Users (``--entity-type users``): SCRAM credentials, through the brokers or, with --zookeeper,
-straight into ZooKeeper (kafkapy.cli.user_configs).
+Users, clients and ips (client quotas, and users' SCRAM credentials) through the brokers:
+kafkapy.cli.quota_configs. Users' SCRAM credentials straight into ZooKeeper with --zookeeper:
+kafkapy.cli.user_configs.
 
 --describe prints, as Kafka's tool does, `Dynamic configs for topic T are:` (or `All configs ...`
 with --all, `Default configs for brokers in the cluster are:` for the cluster-wide broker
@@ -29,7 +30,7 @@ DESCRIPTION = (
 )
 
 ENTITY_TYPES = ("topics", "brokers", "broker-loggers", "clients", "users", "ips", "groups")
-SUPPORTED = ("topics", "brokers", "broker-loggers", "groups", "users")
+SUPPORTED = ENTITY_TYPES
 
 # Kafka's config source ids (DescribeConfigs v1+) -> ConfigEntry.ConfigSource names
 SOURCE_NAMES = {
@@ -56,6 +57,8 @@ class Entry:
 
 
 def build_parser() -> ToolParser:
+    from kafkapy.cli import quota_configs as qc
+
     p = ToolParser("kafka-configs", DESCRIPTION)
     p.add_argument("--bootstrap-server", metavar="HOST:PORT", help="the broker(s) to connect to")
     p.add_argument(
@@ -74,12 +77,25 @@ def build_parser() -> ToolParser:
         "--all", action="store_true", help="with --describe: all configs, not only dynamic ones"
     )
     p.add_argument(
-        "--entity-type", action="append", metavar="TYPE", help="topics or brokers (also groups)"
+        "--entity-type",
+        action="append",
+        metavar="TYPE",
+        help="topics, brokers, broker-loggers, groups, users, clients or ips",
     )
-    p.add_argument("--entity-name", action="append", metavar="NAME", help="topic name, broker id")
     p.add_argument(
-        "--entity-default", action="store_true", help="the cluster-wide default for brokers"
+        "--entity-name",
+        action=qc.EntityName,
+        metavar="NAME",
+        help="topic name, broker id, user, client id, ip (one per --entity-type, in order)",
     )
+    p.add_argument(
+        "--entity-default",
+        action=qc.EntityName,
+        nargs=0,
+        default=False,
+        help="the default entity (brokers, users, clients, ips) in place of an --entity-name",
+    )
+    qc.add_entity_options(p)
     p.add_argument("--topic", metavar="TOPIC", help="same as --entity-type topics --entity-name")
     p.add_argument("--broker", metavar="ID", help="same as --entity-type brokers --entity-name")
     p.add_argument(
@@ -363,7 +379,7 @@ def _alter_wire(
 
 
 def _users(opts, name: str | None) -> list[str]:  # noqa: ANN001
-    """--entity-type users: SCRAM credentials (kafkapy.cli.user_configs)."""
+    """--zookeeper --entity-type users: SCRAM credentials (kafkapy.cli.user_configs)."""
     from kafkapy.cli import user_configs as uc
 
     if name == "":
@@ -377,20 +393,18 @@ def _users(opts, name: str | None) -> list[str]:  # noqa: ANN001
         to_add = load_properties(opts.add_config_file)
         to_add.update(parse_add_config(opts.add_config))
         to_delete = parse_delete_config(opts.delete_config)
-        if opts.zookeeper:
-            return [uc.alter_with_zookeeper(opts.zookeeper, name, to_add, to_delete)]
-        admin = admin_client(opts.bootstrap_server, load_properties(opts.command_config))
-        return [uc.alter_with_admin(admin, name, to_add, to_delete)]
-    if opts.zookeeper:
-        return uc.describe_with_zookeeper(opts.zookeeper, name)
-    admin = admin_client(opts.bootstrap_server, load_properties(opts.command_config))
-    return uc.describe_with_admin(admin, name)
+        return [uc.alter_with_zookeeper(opts.zookeeper, name, to_add, to_delete)]
+    return uc.describe_with_zookeeper(opts.zookeeper, name)
 
 
 def main(argv: list[str]) -> int:
+    from kafkapy.cli import quota_configs
+
     opts = build_parser().parse_args(argv)
     if opts.describe == opts.alter:
         raise CliError("Command must include exactly one action: --describe, --alter")
+    if quota_configs.handles(opts):  # users, clients, ips through the brokers
+        return quota_configs.main(opts)
     if opts.zookeeper:
         if opts.bootstrap_server:
             raise CliError("Only one of --bootstrap-server or --zookeeper must be specified")

@@ -11,8 +11,8 @@ computed here; the password never travels) and DescribeUserScramCredentials, pri
 ``--zookeeper`` (how Kafka bootstraps the brokers' own SCRAM users before any broker runs) the
 credential is computed here and written to /config/users/<user> with a change notification;
 ``--describe`` then prints ``Configs for user-principal 'alice' are SCRAM-SHA-256=salt=...``.
-Iterations default to 4096 and must be at least 4096. Client quota configs of users are not
-handled by this tool yet.
+Iterations default to 4096 and must be at least 4096. Client quota configs of users:
+kafkapy.cli.quota_configs (which also routes SCRAM changes through the brokers here).
 """
 
 from __future__ import annotations
