@@ -6,6 +6,7 @@ The broker: conftest.py (start_sasl_broker in helpers.py) (SASL_PLAINTEXT and SA
 
 from __future__ import annotations
 
+import datetime
 import socket
 import ssl
 import struct
@@ -199,3 +200,54 @@ def test_frames_before_authentication_are_limited(broker) -> None:
     with RawClient(broker.bootstrap) as raw:
         raw.sock.sendall(struct.pack(">i", 1 << 20) + b"\x00" * 64)
         assert raw.is_closed_by_peer(5)
+
+
+def test_no_unauthenticated_request_reaches_data(broker) -> None:
+    """Produce and CreateTopics from clients that skip SASL, that send them after ApiVersions,
+    or that pipeline them behind a failed SaslAuthenticate: none is answered, the connection is
+    closed, and the log and the topic list are as they were."""
+    from kio.schema.create_topics.v7 import request as ct
+
+    from compat_tests.rawclient import produce_request
+    from compat_tests.txn_raw import batch, fetch_partition
+    from kafkapy.protocol.record_batch import decode_records, iter_batches
+
+    def create(name: str) -> ct.CreateTopicsRequest:
+        return ct.CreateTopicsRequest(
+            topics=(ct.CreatableTopic(name=name, num_partitions=1, replication_factor=1,
+                                      assignments=(), configs=()),),
+            timeout=datetime.timedelta(seconds=10), validate_only=False)
+
+    topic, forged = "guarded", "created-unauthenticated"
+    with RawClient(broker.bootstrap).sasl_plain("bob", "bob-secret") as bob:
+        assert bob.request(create(topic)).topics[0].error_code == 0
+        resp = bob.request(produce_request(topic, batch([b"kept"])))
+        assert resp.responses[0].partition_responses[0].error_code == 0
+
+    attacks = [encode_request(produce_request(topic, batch([b"forged"])), 7),
+               encode_request(create(forged), 8)]
+    versions = encode_request(
+        ApiVersionsRequest(client_software_name="raw", client_software_version="1"), 6)
+    for payload in attacks:
+        for preface in (None, versions):
+            with RawClient(broker.bootstrap) as raw:
+                if preface is not None:
+                    raw.send_frame(preface)
+                    raw.recv_frame()  # ApiVersions is answered, nothing after it
+                raw.send_frame(payload)
+                assert raw.is_closed_by_peer(5)  # closed without a byte of answer
+    with RawClient(broker.bootstrap) as raw:  # pipelined behind a failed authentication
+        frames = [encode_request(SaslHandshakeRequest(mechanism="PLAIN"), 1),
+                  encode_request(SaslAuthenticateRequest(auth_bytes=b"\0bob\0wrong"), 2),
+                  *attacks]
+        raw.sock.sendall(b"".join(struct.pack(">i", len(f)) + f for f in frames))
+        answered = [struct.unpack(">i", raw.recv_frame()[:4])[0] for _ in range(2)]
+        assert answered == [1, 2]  # the handshake and the failure, nothing for the rest
+        assert raw.is_closed_by_peer(10)
+
+    with RawClient(broker.bootstrap).sasl_plain("bob", "bob-secret") as bob:
+        records = bytes(fetch_partition(bob, topic, 0, 0).records or b"")
+        values = [r.value for pos, h in iter_batches(records)
+                  for r in decode_records(records[pos:pos + 12 + h.batch_length])]
+        assert values == [b"kept"]
+        assert forged not in {t.name for t in _metadata(bob).topics}
