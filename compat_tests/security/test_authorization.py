@@ -612,3 +612,30 @@ def test_console_consumer_stops_on_authorization_errors(secured: BrokerProcess, 
         assert proc.returncode == 1, (args, proc.stdout, proc.stderr)
         assert "Error processing message, terminating consumer process" in proc.stderr, proc.stderr
         assert reason in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_describe_groups_reports_authorized_operations(secured: BrokerProcess) -> None:
+    """DescribeGroups: GROUP_AUTHORIZATION_FAILED without DESCRIBE on the group; with it, the
+    operations the caller may perform when asked (READ implies DESCRIBE)."""
+    from kafka import OffsetAndMetadata, TopicPartition
+    from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
+
+    topic, readable, described, hidden = (unique("dg"), unique("dg-read"), unique("dg-desc"),
+                                          unique("dg-hidden"))
+    make_topics(secured, topic)
+    for g in (readable, described, hidden):
+        consumer = KafkaConsumer(bootstrap_servers=secured.bootstrap, group_id=g, **kp("admin"))
+        consumer.assign([TopicPartition(topic, 0)])
+        consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(0, "", -1)})
+        consumer.close()
+    grant(secured,
+          acl("User:dave", ResourceType.GROUP, readable, ACLOperation.READ),
+          acl("User:dave", ResourceType.GROUP, described, ACLOperation.DESCRIBE))
+    with raw(secured, "dave") as dave:
+        resp = dave.request(DescribeGroupsRequest(groups=(readable, described, hidden),
+                                                  include_authorized_operations=True))
+    got = {g.group_id: (g.error_code, operations_from_bit_field(g.authorized_operations))
+           for g in resp.groups}
+    assert got[readable] == (ErrorCode.none, [Op.READ, Op.DESCRIBE])
+    assert got[described] == (ErrorCode.none, [Op.DESCRIBE])
+    assert got[hidden][0] == ErrorCode.group_authorization_failed
