@@ -535,13 +535,16 @@ def kafka_acls(broker: BrokerProcess, config: str, *args: str, stdin: str = "") 
     return proc.returncode, proc.stdout + proc.stderr
 
 
+def properties_file(directory, user: str):  # noqa: ANN001, ANN201
+    """A Java client properties file for a SASL/PLAIN user (the tools' --command-config)."""
+    path = directory / f"{user}.properties"
+    path.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                    f"sasl.jaas.config={plain_jaas({}, (user, USERS[user]))}\n")
+    return path
+
+
 def test_kafka_acls_round_trip(secured: BrokerProcess, tmp_path) -> None:
-    config = tmp_path / "admin.properties"
-    config.write_text(
-        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
-        'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required '
-        'username="admin" password="admin-secret";\n'
-    )
+    config = properties_file(tmp_path, "admin")
     topic, group = unique("cli"), unique("cli-g")
     make_topics(secured, topic)
     code, out = kafka_acls(secured, str(config), "--add", "--allow-principal", "User:erin",
@@ -586,12 +589,7 @@ def test_kafka_acls_round_trip(secured: BrokerProcess, tmp_path) -> None:
 def test_console_consumer_stops_on_authorization_errors(secured: BrokerProcess, tmp_path) -> None:
     """kafka-console-consumer ends with Kafka's message and exit 1 when the group or the topic
     is not authorized, as Java's ConsoleConsumer does, instead of waiting without output."""
-    config = tmp_path / "erin.properties"
-    config.write_text(
-        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
-        'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required '
-        'username="erin" password="erin-secret";\n'
-    )
+    config = properties_file(tmp_path, "erin")
     topic, hidden = unique("console"), unique("console-hidden")
     make_topics(secured, topic, hidden)
     grant(secured, acl("User:erin", ResourceType.TOPIC, topic, ACLOperation.READ))
