@@ -16,6 +16,8 @@ from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest as Fin
 from kio.schema.heartbeat.v4.request import HeartbeatRequest
 from kio.schema.join_group.v9 import request as join9
 from kio.schema.offset_commit.v9 import request as commit9
+from kio.schema.offset_delete.v0 import request as delete0
+from kio.schema.offset_fetch.v7 import request as fetch7
 from kio.schema.sync_group.v5 import request as sync5
 
 from kafkapy.protocol.errors import ErrorCode as E
@@ -129,9 +131,42 @@ def test_join_group_invalid_session_timeout(gbroker):
     assert_still_serving(gbroker)
 
 
-def test_join_group_empty_group_id(gbroker):
+def test_empty_group_id(gbroker):
+    """Kafka 3.9 in ZooKeeper mode (GroupCoordinator.isValidGroupId) serves the empty group id in
+    OffsetCommit, OffsetFetch, DescribeGroups and DeleteGroups "for backwards compatibility";
+    the group-membership APIs and OffsetDelete refuse it with INVALID_GROUP_ID."""
     with RawClient(gbroker.bootstrap) as c:
+        metadata(c, ["t"])
         assert join(c, group="").error_code == E.invalid_group_id
+        hb = HeartbeatRequest(group_id="", generation_id=1, member_id="m", group_instance_id=None)
+        assert c.request(hb).error_code == E.invalid_group_id
+        delete = delete0.OffsetDeleteRequest(
+            group_id="",
+            topics=(
+                delete0.OffsetDeleteRequestTopic(
+                    name="t", partitions=(delete0.OffsetDeleteRequestPartition(partition_index=0),)
+                ),
+            ),
+        )
+        assert c.request(delete).error_code == E.invalid_group_id
+
+        assert commit(c, "", -1, "", [(0, 7, "m")]) == [E.none]
+        fetched = c.request(
+            fetch7.OffsetFetchRequest(
+                group_id="",
+                topics=(fetch7.OffsetFetchRequestTopic(name="t", partition_indexes=(0,)),),
+            )
+        )
+        assert fetched.error_code == E.none
+        p = fetched.topics[0].partitions[0]
+        assert (p.error_code, p.committed_offset, p.metadata) == (E.none, 7, "m")
+        described = c.request(DescribeGroups5(groups=("",), include_authorized_operations=False))
+        g = described.groups[0]
+        assert (g.error_code, g.group_id, g.group_state) == (E.none, "", "Empty")
+        deleted = c.request(DeleteGroupsRequest(groups_names=("",)))
+        assert [(r.group_id, r.error_code) for r in deleted.results] == [("", E.none)]
+        again = c.request(DeleteGroupsRequest(groups_names=("",)))
+        assert [r.error_code for r in again.results] == [E.group_id_not_found]
     assert_still_serving(gbroker)
 
 

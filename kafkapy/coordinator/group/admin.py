@@ -96,7 +96,7 @@ class GroupAdmin:
         return err, out
 
     def describe_group(self, group_id: str) -> GroupDescription:
-        err = self.state.group_error(group_id)
+        err = self.state.group_error(group_id, allow_empty=True)
         if err:
             return GroupDescription(err, group_id)
         group = self.state.groups.get(group_id)
@@ -153,7 +153,7 @@ class GroupAdmin:
     def delete_groups(self, group_ids: list[str], now_ms: int) -> dict[str, int]:
         result: dict[str, int] = {}
         for gid in group_ids:
-            err = self.state.group_error(gid)
+            err = self.state.group_error(gid, allow_empty=True)
             if err:
                 result[gid] = err
                 continue

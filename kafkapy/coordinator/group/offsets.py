@@ -93,7 +93,7 @@ class GroupOffsets:
         def all_(error: int) -> dict[TopicPartition, int]:
             return dict.fromkeys(offsets, error)
 
-        err = state.group_error(group_id)
+        err = state.group_error(group_id, allow_empty=True)
         if err:
             return all_(err)
         group = state.groups.get(group_id)
@@ -143,7 +143,7 @@ class GroupOffsets:
         ``require_stable`` is answered by the handler (``unstable_offsets``: partitions with a
         pending transactional commit). ``member_id``/``member_epoch`` (OffsetFetch v9)
         are checked for consumer groups, as Kafka does: UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH."""
-        err = self.state.group_error(group_id)
+        err = self.state.group_error(group_id, allow_empty=True)
         if err:
             return err, []
         group = self.state.groups.get(group_id)

@@ -71,8 +71,12 @@ def append_error_to_response_error(error: int) -> int:
     return error
 
 
-def valid_group_id(group_id: str | None) -> bool:
-    return bool(group_id) and len(group_id.encode("utf-8")) <= MAX_GROUP_ID_BYTES  # type: ignore[union-attr]
+def valid_group_id(group_id: str | None, *, allow_empty: bool = False) -> bool:
+    """Kafka's GroupCoordinator.isValidGroupId: never null; empty only where ``allow_empty`` (the
+    offset and admin APIs, served for the empty group "for backwards compatibility")."""
+    if group_id is None or (not group_id and not allow_empty):
+        return False
+    return len(group_id.encode("utf-8")) <= MAX_GROUP_ID_BYTES
 
 
 class CoordinatorState:
@@ -100,9 +104,11 @@ class CoordinatorState:
             return E.not_coordinator
         return E.none
 
-    def group_error(self, group_id: str) -> int:
-        """INVALID_GROUP_ID, or the group's partition error (loading, not owned), or NONE."""
-        if not valid_group_id(group_id):
+    def group_error(self, group_id: str, *, allow_empty: bool = False) -> int:
+        """INVALID_GROUP_ID, or the group's partition error (loading, not owned), or NONE.
+        ``allow_empty``: OffsetCommit, OffsetFetch, DescribeGroups and DeleteGroups, which Kafka
+        3.9's ZooKeeper-mode coordinator serves for the empty group id."""
+        if not valid_group_id(group_id, allow_empty=allow_empty):
             return E.invalid_group_id
         return self.partition_error(group_id)
 

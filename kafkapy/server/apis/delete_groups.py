@@ -2,10 +2,10 @@
 
 Deletes empty groups: tombstones for each committed offset and for the group metadata go to
 __consumer_offsets, then the group is gone. Per group: GROUP_ID_NOT_FOUND (no such group),
-NON_EMPTY_GROUP (it has members), INVALID_GROUP_ID, NOT_COORDINATOR,
-COORDINATOR_LOAD_IN_PROGRESS. ZooKeeper mode: the answer waits until the tombstones reached the
-ISR of the group's __consumer_offsets partition (offsets.commit.timeout.ms), else
-COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR (group_service).
+NON_EMPTY_GROUP (it has members), NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS. The empty group id
+is served as any other, as Kafka 3.9's ZooKeeper-mode coordinator does. ZooKeeper mode: the answer
+waits until the tombstones reached the ISR of the group's __consumer_offsets partition
+(offsets.commit.timeout.ms), else COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR (group_service).
 
 Authorization: DELETE on each group (else GROUP_AUTHORIZATION_FAILED for it).
 """

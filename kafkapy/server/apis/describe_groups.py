@@ -6,7 +6,8 @@ when Stable their metadata for the chosen protocol and their assignment. A group
 exist is reported as Dead with no error before v6 and GROUP_ID_NOT_FOUND from v6, as Kafka 4.0
 does; a consumer-protocol (KIP-848) group is not a classic group and is reported the same way
 ("Group X is not a classic group.", as Kafka 4.0), also while some of its members still use the
-classic protocol after an online upgrade (ConsumerGroupDescribe shows them). Authorized
+classic protocol after an online upgrade (ConsumerGroupDescribe shows them). The empty group id
+is described as any other (Kafka 3.9's ZooKeeper-mode coordinator). Authorized
 operations (v3+) are not computed (Kafka's "not requested" value).
 
 Authorization: DESCRIBE on each group (else GROUP_AUTHORIZATION_FAILED for it); when asked

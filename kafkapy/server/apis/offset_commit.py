@@ -5,7 +5,8 @@ appended to __consumer_offsets before the answer, so an acknowledged commit surv
 Members of a classic group commit with their generation and member id (ILLEGAL_GENERATION,
 UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID (v7+), REBALANCE_IN_PROGRESS while the group awaits its
 assignment); simple consumers and admin clients commit with generation -1 and no member id to an
-empty or new group. A group that does not exist with generation >= 0 is ILLEGAL_GENERATION
+empty or new group (the empty group id included, as Kafka 3.9's ZooKeeper-mode coordinator
+allows). A group that does not exist with generation >= 0 is ILLEGAL_GENERATION
 (GROUP_ID_NOT_FOUND from v9). Per partition: UNKNOWN_TOPIC_OR_PARTITION for a topic or partition
 that does not exist, OFFSET_METADATA_TOO_LARGE above offset.metadata.max.bytes. Members of a
 consumer-protocol (KIP-848) group commit with their member epoch as the generation: v9 only

@@ -8,7 +8,8 @@ error. require_stable (v7+): a partition with an offset committed in a transacti
 ended yet answers UNSTABLE_OFFSET_COMMIT (offset -1); the client retries. v9 carries a member id
 and epoch per group: for a consumer-protocol group they must name a member at its current epoch
 (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH), unless both are absent (-1, null: admin clients).
-Errors: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, INVALID_GROUP_ID.
+Errors: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS. The empty group id is served as any other,
+as Kafka 3.9's ZooKeeper-mode coordinator does ("for backwards compatibility").
 
 Authorization: DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED for it) and on each topic:
 asked-for topics the request may not describe get TOPIC_AUTHORIZATION_FAILED on their partitions,
