@@ -173,6 +173,45 @@ def test_console_round_trip_100k_lines_with_keys_and_headers(cluster, tmp_path):
     assert consumed.stderr.decode().strip().endswith(f"Processed a total of {n} messages")
 
 
+def test_console_producer_is_idempotent_as_kafkas(cluster):
+    """Kafka's console producer uses the Java producer's default, enable.idempotence=true, which
+    is turned off silently when acks is not all or retries is 0, and refused when asked for
+    together with them."""
+    b = cluster.bootstrap
+
+    def produce(topic: str, *args: str, check: bool = True):
+        kafkapy("topics", "--bootstrap-server", b, "--create", "--topic", topic)
+        return kafkapy(
+            "console-producer", "--bootstrap-server", b, "--topic", topic, *args,
+            input="a\nb\nc\n", check=check,
+        )
+
+    def producers(topic: str) -> list[list[str]]:
+        out = kafkapy(
+            "transactions", "--bootstrap-server", b, "describe-producers", "--topic", topic,
+            "--partition", "0",
+        ).stdout
+        assert out.startswith(b"ProducerId\t")
+        return [[c.strip() for c in line.split("\t")] for line in out.decode().splitlines()[1:]]
+
+    produce("idem")
+    (row,) = producers("idem")
+    assert int(row[0]) >= 0 and row[3] == "2"  # a producer id; sequences 0-2
+    produce("idem-acks1", "--request-required-acks", "1")
+    produce("idem-off", "--producer-property", "enable.idempotence=false")
+    produce("idem-no-retries", "--message-send-max-retries", "0")
+    assert producers("idem-acks1") == producers("idem-off") == producers("idem-no-retries") == []
+    conflict = produce(
+        "idem-conflict", "--request-required-acks", "1",
+        "--producer-property", "enable.idempotence=true", check=False,
+    )
+    assert conflict.returncode == 1
+    assert conflict.stderr.decode().strip().splitlines() == [
+        "Error: Failed to create producer: `acks` must be set to `all` when `enable.idempotence`"
+        " is true"
+    ]
+
+
 def test_console_consumer_partition_offset_and_timeout(cluster):
     b = cluster.bootstrap
     kafkapy("topics", "--bootstrap-server", b, "--create", "--topic", "five", "--partitions", "2")

@@ -4,6 +4,7 @@ Line parsing is Kafka's LineMessageReader: with `parse.headers=true` a line star
 (`h1:v1,h2:v2` then `headers.delimiter`, default TAB), with `parse.key=true` the key comes next
 (ended by `key.separator`, default TAB), and the rest is the value. `null.marker` turns a matching
 key, value or header value into null. At end of input everything is flushed before exit.
+The producer is idempotent unless a setting conflicts, as Kafka's (the Java producer's default).
 """
 
 from __future__ import annotations
@@ -271,8 +272,36 @@ def producer_config(opts) -> dict:  # noqa: ANN001
         conf["socket.send.buffer.bytes"] = opts.socket_buffer_size
     conf = {k: str(v) for k, v in conf.items()}
     conf.update(props)  # explicit client settings win over the tool's defaults
+    if idempotent_by_default(conf):
+        conf["enable.idempotence"] = "true"
     full = client_config(bootstrap, conf)
     return full
+
+
+def _setting(conf: dict[str, str], *names: str) -> str | None:
+    """The value of the first of ``names`` (Java's name, then librdkafka's alias) that is set."""
+    return next((conf[n].strip() for n in names if n in conf), None)
+
+
+def idempotent_by_default(conf: dict[str, str]) -> bool:
+    """Whether Kafka's Java producer would be idempotent with ``conf`` without being asked:
+    enable.idempotence defaults to true (Kafka 3.0+) and is turned off when not set explicitly
+    and acks is not all, retries is 0 or more than 5 requests may be in flight
+    (ProducerConfig.postProcessAndValidateIdempotenceConfigs). Explicit settings are left to
+    the client, which refuses the conflicting ones as Java's ConfigException does."""
+    if "enable.idempotence" in conf:
+        return False
+    acks = _setting(conf, "acks", "request.required.acks")
+    retries = _setting(conf, "retries", "message.send.max.retries")
+    in_flight = _setting(conf, "max.in.flight.requests.per.connection", "max.in.flight")
+    try:
+        return (
+            (acks is None or acks.lower() in ("all", "-1"))
+            and (retries is None or int(retries) != 0)
+            and (in_flight is None or int(in_flight) <= 5)
+        )
+    except ValueError:  # the client reports the bad value
+        return False
 
 
 def main(argv: list[str]) -> int:
