@@ -153,6 +153,29 @@ def test_bounded_frames_decompress() -> None:
     assert compression.decompress(LZ4, lz4_zero_frame(2)) == b"\x00" * (8 << 20)
 
 
+# The peak resident size of the child process itself, in KiB: VmHWM, not ru_maxrss, which in a
+# forked child starts from the parent's size at fork and so hides growth below it.
+CHILD_HWM = """
+def hwm():
+    with open("/proc/self/status") as f:
+        return next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:"))
+"""
+
+
+def child_growth_kib(setup: str, measured: str) -> tuple[int, str]:
+    """Run ``setup`` then ``measured`` in a fresh interpreter: (KiB its peak resident size grew
+    by during ``measured``, what it printed)."""
+    script = "\n".join(
+        [CHILD_HWM, textwrap.dedent(setup), "before = hwm()", textwrap.dedent(measured),
+         "print('grew_kib', hwm() - before)"]
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    text, grown = out.rsplit("grew_kib", 1)
+    return int(grown), text
+
+
 @pytest.mark.parametrize(
     "codec, bomb",
     [(ZSTD, "zstd_rle_frame(8192)"), (LZ4, "lz4_zero_frame(128)")],  # 1 GiB and 512 MiB out
@@ -160,23 +183,40 @@ def test_bounded_frames_decompress() -> None:
 def test_decompression_bomb_is_refused_before_allocating(codec: int, bomb: str) -> None:
     """A frame that would decompress past the limit (256 MiB by default) is refused by walking
     its block headers: the process never grows by anything like the output size."""
-    script = textwrap.dedent(f"""
-        import resource, sys
-        sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
+    here = str(__import__("pathlib").Path(__file__).parent)
+    grown, out = child_growth_kib(
+        f"""
+        import sys
+        sys.path.insert(0, {here!r})
         from test_compression import lz4_zero_frame, zstd_rle_frame
         from kafkapy.protocol import compression
         from kafkapy.protocol.record_batch import CorruptRecordError
         data = {bomb}
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        """,
+        f"""
         try:
             compression.decompress({codec}, data)
         except CorruptRecordError as e:
             print(e)
-        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
-        print("grew_kib", grown)
-    """)
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
-    ).stdout
+        """,
+    )
     assert "exceeds the 268435456-byte limit" in out, out
-    assert int(out.split("grew_kib")[1]) < 32 * 1024, out
+    assert grown < 32 * 1024, grown
+
+
+@pytest.mark.parametrize("codec", [GZIP, LZ4, ZSTD])
+def test_an_accepted_batch_costs_one_copy_of_its_records(codec: int, tmp_path) -> None:
+    """A batch under the limit is decompressed once: the process grows by about its
+    decompressed size, not twice that (a produce request of 50 KiB of gzip or a few bytes of
+    zstd may decompress to 128 MiB, and the broker validates such batches one after another)."""
+    size = 48 << 20
+    path = tmp_path / "compressed"
+    path.write_bytes(compression.compress(codec, b"\x00" * size))
+    grown, _ = child_growth_kib(
+        f"""
+        from kafkapy.protocol import compression
+        data = open({str(path)!r}, "rb").read()
+        """,
+        f"assert len(compression.decompress({codec}, data)) == {size}",
+    )
+    assert grown / 1024 < 1.4 * (size >> 20), f"48 MiB decompressed, grew {grown / 1024:.0f} MiB"

@@ -37,6 +37,7 @@ ZSTD = 4
 CODEC_NAMES = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
 
 DEFAULT_LIMIT = 256 * 1024 * 1024
+GZIP_STEP = 1 << 20
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 XERIAL_BLOCK_SIZE = 32 * 1024
@@ -54,33 +55,39 @@ def _too_big(limit: int) -> CorruptRecordError:
     return CorruptRecordError(f"decompressed batch exceeds the {limit}-byte limit")
 
 
-def _gunzip(data: Buffer, limit: int) -> bytes:
+def _gunzip(data: Buffer, limit: int) -> bytearray:
+    # In steps of GZIP_STEP into one growing buffer: zlib's own output for a large max_length is
+    # assembled from blocks and then joined, twice the decompressed size at its peak.
     out = bytearray()
     rest = bytes(data)
     while rest:
         d = zlib.decompressobj(31)
-        try:
-            out += d.decompress(rest, limit - len(out) + 1)
-        except zlib.error as e:
-            raise CorruptRecordError(f"gzip: {e}") from None
-        if len(out) > limit or d.unconsumed_tail:
-            raise _too_big(limit)
-        if not d.eof:
-            raise CorruptRecordError("gzip: truncated stream")
+        pending = rest
+        while not d.eof:
+            try:
+                step = d.decompress(pending, GZIP_STEP)
+            except zlib.error as e:
+                raise CorruptRecordError(f"gzip: {e}") from None
+            pending = d.unconsumed_tail
+            if not step and not pending and not d.eof:
+                raise CorruptRecordError("gzip: truncated stream")
+            out += step
+            if len(out) > limit:
+                raise _too_big(limit)
         rest = d.unused_data
-    return bytes(out)
+    return out
 
 
-def _snappy_raw(data: Buffer, limit: int) -> bytes:
+def _snappy_raw(data: Buffer, limit: int) -> memoryview:
     try:
         if cramjam.snappy.decompress_raw_len(data) > limit:
             raise _too_big(limit)
-        return bytes(cramjam.snappy.decompress_raw(data))
+        return memoryview(cramjam.snappy.decompress_raw(data))
     except cramjam.DecompressionError as e:
         raise CorruptRecordError(f"snappy: {e}") from None
 
 
-def _unsnappy(data: Buffer, limit: int) -> bytes:
+def _unsnappy(data: Buffer, limit: int) -> Buffer:
     mv = memoryview(data)
     if bytes(mv[:8]) != XERIAL_MAGIC:
         return _snappy_raw(mv, limit)
@@ -97,10 +104,10 @@ def _unsnappy(data: Buffer, limit: int) -> bytes:
             raise CorruptRecordError("snappy: xerial block overruns the data")
         out += _snappy_raw(mv[pos : pos + n], limit - len(out))
         pos += n
-    return bytes(out)
+    return out
 
 
-def _unlz4(data: Buffer, limit: int) -> bytes:
+def _unlz4(data: Buffer, limit: int) -> memoryview:
     mv = memoryview(data)
     try:
         end, bound = codec_frames.lz4_frame(mv)
@@ -109,12 +116,12 @@ def _unlz4(data: Buffer, limit: int) -> bytes:
     if bound > limit:
         raise _too_big(limit)
     try:
-        return bytes(cramjam.lz4.decompress(mv[:end]))
+        return memoryview(cramjam.lz4.decompress(mv[:end]))
     except cramjam.DecompressionError as e:
         raise CorruptRecordError(f"lz4: {e}") from None
 
 
-def _unzstd(data: Buffer, limit: int) -> bytes:
+def _unzstd(data: Buffer, limit: int) -> memoryview:
     mv = memoryview(data)
     try:
         bound = codec_frames.zstd_frames(mv)
@@ -123,13 +130,17 @@ def _unzstd(data: Buffer, limit: int) -> bytes:
     if bound > limit:
         raise _too_big(limit)
     try:
-        return bytes(cramjam.zstd.decompress(mv))
+        return memoryview(cramjam.zstd.decompress(mv))
     except cramjam.DecompressionError as e:
         raise CorruptRecordError(f"zstd: {e}") from None
 
 
-def decompress(codec: int, data: Buffer, limit: int = DEFAULT_LIMIT) -> bytes:
-    """Decompress the records section of a batch; raise CorruptRecordError on bad input."""
+def decompress(codec: int, data: Buffer, limit: int = DEFAULT_LIMIT) -> Buffer:
+    """Decompress the records section of a batch; raise CorruptRecordError on bad input.
+
+    The result is the decompressor's own buffer (bytes, or a read-only memoryview of cramjam's),
+    never a copy of it: a batch may decompress to ``limit`` bytes, and a second copy would
+    double what one produce request costs."""
     if codec == NONE:
         return bytes(data)
     if codec == GZIP:
