@@ -45,11 +45,12 @@ def failing_broker(tmp_path, monkeypatch):
 
 
 def error_codes(entity: Any) -> list[int]:
-    """Every error_code in a response entity, depth first."""
+    """Every error code in a response entity (error_code, AddPartitionsToTxn's
+    partition_error_code), depth first."""
     found = []
     for f in dataclasses.fields(entity):
         value = getattr(entity, f.name)
-        if f.name == "error_code":
+        if f.name == "error_code" or f.metadata.get("kafka_type") == "error_code":
             found.append(int(value))
         elif isinstance(value, tuple):
             for item in value:
@@ -83,10 +84,12 @@ def test_every_served_api_answers_its_own_error_response_on_one_connection(faili
 
 
 def test_error_response_names_every_partition_and_group(failing_broker):
+    from kio.schema.add_partitions_to_txn.v3 import request as apt3
     from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
+    from kio.schema.describe_transactions.v0.request import DescribeTransactionsRequest
     from kio.schema.list_offsets.v7 import request as lo7
 
-    broker = failing_broker("ListOffsets,DeleteGroups")
+    broker = failing_broker("ListOffsets,DeleteGroups,AddPartitionsToTxn,DescribeTransactions")
     with RawClient(broker.bootstrap) as c:
         resp = c.request(
             lo7.ListOffsetsRequest(
@@ -122,6 +125,24 @@ def test_error_response_names_every_partition_and_group(failing_broker):
         assert [(r.group_id, r.error_code) for r in resp.results] == [
             ("g1", unknown),
             ("g2", unknown),
+        ]
+        resp = c.request(
+            apt3.AddPartitionsToTxnRequest(
+                v3_and_below_transactional_id="tx",
+                v3_and_below_producer_id=7,
+                v3_and_below_producer_epoch=0,
+                v3_and_below_topics=(apt3.AddPartitionsToTxnTopic(name="a", partitions=(0, 2)),),
+            )
+        )
+        assert [
+            (t.name, p.partition_index, p.partition_error_code)
+            for t in resp.results_by_topic_v3_and_below
+            for p in t.results_by_partition
+        ] == [("a", 0, unknown), ("a", 2, unknown)]
+        resp = c.request(DescribeTransactionsRequest(transactional_ids=("t1", "t2")))
+        assert [(s.transactional_id, s.error_code) for s in resp.transaction_states] == [
+            ("t1", unknown),
+            ("t2", unknown),
         ]
         # the connection is still served, by handlers that do not fail
         ok = c.request(ApiVersionsRequest(client_software_name="t", client_software_version="1"))

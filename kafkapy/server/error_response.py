@@ -9,8 +9,9 @@ UNKNOWN_SERVER_ERROR and report it, instead of reconnecting and retrying forever
 :func:`error_response` builds that response for any API and version from kio's response schema
 and the decoded request:
 
-* every ``error_code`` field is the error, every ``error_message`` Kafka's generic message for
-  it (never the exception's text: nothing internal leaks, as Kafka's ``ApiError``);
+* every field of Kafka type error_code (``error_code``, AddPartitionsToTxn's
+  ``partition_error_code``) is the error, every ``error_message`` Kafka's generic message for it
+  (never the exception's text: nothing internal leaks, as Kafka's ``ApiError``);
 * a response array mirrors the request array of the same name (or the one ``_SOURCES`` names
   for that API: Fetch ``responses`` <- ``topics``, DeleteGroups ``results`` <- ``groups_names``,
   ...), item for item; an item's identifying fields (topic name and id, partition, group, key,
@@ -49,6 +50,9 @@ _SOURCES: dict[int, dict[str, str | None]] = {
     9: {"partitions": "partition_indexes"},  # OffsetFetch
     10: {"coordinators": "coordinator_keys"},  # FindCoordinator
     19: {"configs": None},  # CreateTopics: no configs in an error
+    # AddPartitionsToTxn v0-3 (v4+ from brokers: only the top-level error, as in Kafka)
+    24: {"results_by_topic_v3_and_below": "v3_and_below_topics",
+         "results_by_partition": "partitions", "results_by_transaction": None},
     20: {"responses": "topics|topic_names"},  # DeleteTopics (topic_names up to v5)
     27: {"partitions": "partition_indexes"},  # WriteTxnMarkers
     30: {"results": "creations"},  # CreateAcls
@@ -63,6 +67,7 @@ _SOURCES: dict[int, dict[str, str | None]] = {
     46: {"partitions": "partition_indexes"},  # ListPartitionReassignments
     50: {"results": "users"},  # DescribeUserScramCredentials (results without the user name)
     61: {"partitions": "partition_indexes"},  # DescribeProducers
+    65: {"transaction_states": "transactional_ids"},  # DescribeTransactions
     69: {"groups": "group_ids"},  # ConsumerGroupDescribe
 }
 
@@ -182,8 +187,8 @@ class _Builder:
         if source is not None and not dataclasses.is_dataclass(source):
             bare_target = next(f.name for f, _, _ in fields if f.name not in _ERROR_FIELDS)
         for f, tp, nullable in fields:
-            if f.name == "error_code":
-                values[f.name] = self.error
+            if f.name == "error_code" or f.metadata.get("kafka_type") == "error_code":
+                values[f.name] = self.error  # (AddPartitionsToTxn's partition_error_code too)
             elif f.name == "error_message":
                 values[f.name] = self.message
             elif typing.get_origin(tp) is tuple:
