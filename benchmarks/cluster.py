@@ -246,6 +246,47 @@ def run_throughput(c: Cluster, seconds: float, repeat: int, samples: dict) -> No
             c.delete_topic(topic)
 
 
+# ---- follower fetch latency -------------------------------------------------------------------
+
+
+def follower_latency(c: Cluster, records: int = 300) -> dict[str, float]:
+    """What replication adds to one acknowledged record: single-record (1 KiB) Produce requests
+    on one connection to the leader of an RF=3 topic, one in flight, alternating acks=1 and
+    acks=all; the follower fetch latency is the difference of their percentiles (the leader's
+    append is in both, the followers' fetch round trip and the high watermark only in acks=all).
+    Paced at 200 requests/s so each record waits for a follower fetch of its own."""
+    import socket
+    import struct
+
+    from raw_produce import produce_batch, produce_request
+
+    topic = "follower-latency"
+    c.create_topic(topic, 3)
+    leader = c.brokers[c.state(topic, 0)["leader"]]
+    batch, _count = produce_batch(SIZE, SIZE + 100)
+    frames = {acks: produce_request(topic, 0, batch, acks, 0) for acks in (1, -1)}
+    host, port = leader.bootstrap.rsplit(":", 1)
+    times: dict[int, list[float]] = {1: [], -1: []}
+    with socket.create_connection((host, int(port))) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for i in range(records * 2 + 20):
+            acks = 1 if i % 2 else -1
+            t = time.perf_counter()
+            sock.sendall(frames[acks])
+            head = sock.recv(4, socket.MSG_WAITALL)
+            (n,) = struct.unpack(">i", head)
+            sock.recv(n, socket.MSG_WAITALL)
+            if i >= 20:  # the first ones warm up connections and fetchers
+                times[acks].append((time.perf_counter() - t) * 1000)
+            time.sleep(max(0.0, 0.005 - (time.perf_counter() - t)))
+    c.delete_topic(topic)
+    out = {}
+    for q in (50, 99):
+        a1, aall = (statistics.quantiles(times[k], n=100)[q - 1] for k in (1, -1))
+        out[f"acks1.p{q}"], out[f"acksall.p{q}"], out[f"p{q}"] = a1, aall, aall - a1
+    return out
+
+
 # ---- failover ---------------------------------------------------------------------------------
 
 

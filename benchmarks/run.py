@@ -5,7 +5,8 @@ in the same run.
     .venv/bin/python benchmarks/run.py                  # full: 3 repeats, longer runs, 2 GiB fetch
     .venv/bin/python benchmarks/run.py --quick --repeat 1 --only fetch --profile
 
-Sections (--only): ceilings, produce, kafka-python, fetch, latency, scale, cluster.
+Sections (--only): ceilings, requests, produce, kafka-python, fetch, latency, scale,
+cluster.
 Progress goes to stderr; the table to stdout; JSON (every sample), the markdown table and the
 latency plot to benchmarks/results/<mode>.{json,md} and latency-<mode>.png. With --profile,
 py-spy (.venv/bin/pip install py-spy) samples the broker under produce load (100 B, 1 KiB; the
@@ -47,7 +48,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import issue17
 import latency
+import per_request
 from common import fmt, fmt_values, parse_sections, pin, progress
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -62,7 +65,8 @@ BROKER_CPU = 1 if (os.cpu_count() or 1) >= 2 else 0
 RESULTS = Path(__file__).resolve().parent / "results"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 LOG_APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
-SECTIONS = ("ceilings", "produce", "kafka-python", "fetch", "latency", "scale", "cluster")
+SECTIONS = ("ceilings", "requests", "produce", "kafka-python", "fetch", "latency", "scale",
+            "cluster")
 
 
 # ---- settings ---------------------------------------------------------------------------------
@@ -680,6 +684,31 @@ def run_fetch(s: Settings, res: Results, root: Path, rep: int) -> None:
             profile_broker(b, "fetch", lambda: raw_fetch_all(b.bootstrap, "f", records), res)
 
 
+# ---- per-request CPU -------------------------------------------------------------------------
+
+
+def run_requests(s: Settings, res: Results, root: Path, rep: int) -> None:
+    """Broker CPU per small Produce and per empty long-poll Fetch next to the minimal framed trio
+    server's, same frames at the same rate (benchmarks/per_request.py)."""
+    seconds = 2.0 if s.quick else 5.0
+    with Broker(root, f"requests-{rep}") as b, per_request.MinimalServer(BROKER_CPU) as m:
+        progress(f"per-request CPU: broker and minimal server, produce and fetch ({seconds:g} s "
+                 "each)")
+        got = per_request.run_section(b.bootstrap, b.pid, lambda t: b.create_topic(t, 1),
+                                      seconds, m)
+    for key, v in got.items():
+        load, shape, server = key.split(".")
+        what = ("Produce v9, 16 x 1,000 B, acks=1" if load == "produce"
+                else f"empty long-poll Fetch v12 ({per_request.FETCH_WAIT_MS} ms)")
+        who = "broker" if server == "broker" else "minimal framed trio server"
+        label = f"{what}, {shape}, {who}"
+        res.add(f"requests.{key}.cpu_us", "requests", label, "CPU µs per request", v["cpu_us"],
+                higher_is_better=False)
+        res.add(f"requests.{key}.user_us", "requests", label, "user CPU µs per request",
+                v["user_us"], higher_is_better=False)
+        res.add(f"requests.{key}.rate", "requests", label, "requests/s", v["rate"])
+
+
 # ---- end-to-end latency ----------------------------------------------------------------------
 
 
@@ -696,7 +725,10 @@ def run_latency(s: Settings, res: Results, root: Path, rep: int) -> None:
         res.add("latency.max", "latency", "latency setup, maximum end to end (producer and "
                 "consumer on the client core)", "records/s", max_rate,
                 note="offered loads are fractions of this")
-        for i, frac in enumerate((0.1, 0.5, 0.9)):
+        # the first repeat runs 10 % and 50 % issue17.TAIL_RUNS times in a row (issue 17's
+        # tail target holds for each of them), then 90 %; later repeats run each level once
+        levels = [0.1, 0.5] * (issue17.TAIL_RUNS if rep == 0 else 1) + [0.9]
+        for i, frac in enumerate(levels):
             topic = f"lat{i}"
             b.create_topic(topic, 1, LOG_APPEND_TIME)
             rate = max_rate * frac
@@ -706,6 +738,10 @@ def run_latency(s: Settings, res: Results, root: Path, rep: int) -> None:
                                       CLIENT_CPU)
             label = f"end-to-end latency at {frac:.0%} of max"
             key = f"latency.{int(frac * 100)}"
+            if rep == 0 and frac < 0.9:
+                res.add(f"tail.{int(frac * 100)}.ratio", "latency", label, "p99 / p50",
+                        f["p99"] / f["p50"], higher_is_better=False,
+                        note=f"each of {issue17.TAIL_RUNS} consecutive runs")
 
             def add(name: str, unit: str, value: float, note: str = "",
                     higher: bool = False, k: str = key, lb: str = label) -> None:
@@ -764,12 +800,19 @@ def run_scale(s: Settings, res: Results, root: Path, rep: int) -> None:
         ms, _ = timed_roundtrips(c, 1, 11, empty, 30)
         res.add("scale.fetch_empty_ms", "scale", f"Fetch v11 of {parts} empty partitions",
                 "ms per request", ms, higher_is_better=False)
-        progress(f"scale: produce 100 B records over {parts} partitions")
-        with measured(b) as m:
-            n, elapsed = confluent_produce(b.bootstrap, "wide", 100, s.produce_s, partitions=parts)
-        m["elapsed"] = elapsed
-        record_run(res, "scale.produce_wide", "scale",
-                   f"produce 100 B, acks=1, none, over {parts} partitions", m, n, 100)
+        # one producer over 1, 8 and 1,000 partitions on this broker (issue 17's ratios)
+        b.create_topic("narrow", 1)
+        b.create_topic("eight", 8)
+        for key, topic, n_parts in (("scale.produce_1", "narrow", 1),
+                                    ("scale.produce_8", "eight", 8),
+                                    ("scale.produce_wide", "wide", parts)):
+            progress(f"scale: produce 100 B records over {n_parts} partition(s)")
+            with measured(b) as m:
+                n, elapsed = confluent_produce(b.bootstrap, topic, 100, s.produce_s,
+                                               partitions=n_parts)
+            m["elapsed"] = elapsed
+            record_run(res, key, "scale",
+                       f"produce 100 B, acks=1, none, over {n_parts} partition(s)", m, n, 100)
         ms, nbytes = timed_roundtrips(c, 1, 11, empty, 10)
         res.add("scale.fetch_full_ms", "scale",
                 f"Fetch v11 of {parts} partitions with data (1 MiB max each)", "ms per request",
@@ -880,6 +923,14 @@ def run_cluster(s: Settings, res: Results, root: Path) -> None:
     try:
         c.start()
         cluster.run_throughput(c, seconds, s.repeat, samples)
+        for _ in range(s.repeat):
+            lat = cluster.follower_latency(c)
+            for q in ("p50", "p99"):
+                res.add(f"cluster.follower.{q}", "cluster", "follower fetch latency: acks=all "
+                        "minus acks=1 round trip of one 1 KiB record (RF=3, 200 requests/s)",
+                        f"{q} ms", lat[q], higher_is_better=False,
+                        note=f"acks=1 {lat['acks1.' + q]:.2f} ms, "
+                             f"acks=all {lat['acksall.' + q]:.2f} ms")
     finally:
         c.stop()
     for key, _rf, _acks, label in cluster.THROUGHPUT_CASES:
@@ -1033,6 +1084,7 @@ def render(res: Results, s: Settings) -> str:
     for what, got, need, met in targets(res):
         mark = "n/a" if met is None else ("met" if met else "**missed**")
         lines.append(f"| {what} | {got} | {need} | {mark} |")
+    lines += ["", *issue17.render(res)]
     for err in res.extra.get("errors", []):  # type: ignore[union-attr]
         lines += ["", f"Section failed: {err}"]
     return "\n".join(lines) + "\n"
@@ -1122,6 +1174,7 @@ def render_summary(res: Results, s: Settings) -> str:
     for what, got, need, met in targets(res):
         mark = "n/a" if met is None else ("met" if met else "**missed**")
         out.append(f"| {what} | {got} | {need} | {mark} |")
+    out += ["", *issue17.render(res)]
     for err in res.extra.get("errors", []):  # type: ignore[union-attr]
         out += ["", f"Section failed: {err}"]
     return "\n".join(out) + "\n"
@@ -1218,7 +1271,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir=s.data_dir, prefix="kafkapy-bench-") as tmp:
         root = Path(tmp)
         for rep in range(s.repeat):
-            runs = [("ceilings", run_ceilings), ("produce", run_produce),
+            runs = [("ceilings", run_ceilings), ("requests", run_requests),
+                    ("produce", run_produce),
                     ("kafka-python", run_kafka_python), ("fetch", run_fetch),
                     ("latency", run_latency), ("scale", run_scale)]
             for name, fn in runs:
