@@ -11,12 +11,19 @@ import subprocess
 import sys
 import time
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    Producer,
+    TopicCollection,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
 from kio.schema.fetch.v11.request import FetchPartition, FetchRequest, FetchTopic
 from kio.static.primitive import i8, i32, i64
 
 from kafkapy.protocol.record_batch import decode_records, iter_batches
+from kafkapy.storage.checkpoints import read_partition_metadata, topic_id_to_str
 
 from .rawclient import RawClient
 
@@ -249,3 +256,16 @@ def test_broker_recompresses_to_topic_codec_and_dump_tool(broker):
     assert out.splitlines()[0] == f"Dumping {seg}"
     assert out.count("compresscodec: gzip") == 4 and "isvalid: true" in out
     assert "| offset: 3 CreateTime:" in out and "key: plain payload: p" in out
+
+
+def test_created_partitions_get_their_topic_id_files_without_any_record(broker):
+    """partition.metadata is written in the background after CreateTopics, before any record
+    (as Kafka's flush-metadata-file task), and holds the id Metadata reports."""
+    client = admin(broker.bootstrap)
+    client.create_topics([NewTopic("ids", 12, 1)])["ids"].result(timeout=15)
+    desc = client.describe_topics(TopicCollection(["ids"]))["ids"].result(timeout=15)
+    files = [broker.data_dir / "logs" / f"ids-{p}" / "partition.metadata" for p in range(12)]
+    deadline = time.monotonic() + 15
+    while not all(f.exists() for f in files) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert {topic_id_to_str(read_partition_metadata(f)) for f in files} == {str(desc.topic_id)}

@@ -284,3 +284,51 @@ def test_sequence_wraps_at_int32_max(tmp_path: Path) -> None:
     )
     assert not r.duplicate and r.base_offset == 2
     log.close()
+
+
+def test_new_log_writes_its_topic_id_before_its_first_record(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    d = tmp_path / "t-0"
+    # created without the fsync'd partition.metadata (the broker writes it in the background)
+    # and without index files (made with the segment's first batch, as Kafka's LazyIndex)
+    assert log.metadata_pending == TID
+    assert not (d / "partition.metadata").exists()
+    assert not list(d.glob("*.index")) and not list(d.glob("*.timeindex"))
+    log.append_as_leader(batch(2), leader_epoch=0, now_ms=T0)
+    assert log.metadata_pending is None
+    assert (d / "partition.metadata").read_text().endswith("EjRWeBI0VngSNFZ4EjRWeA\n")
+    assert (d / "00000000000000000000.index").exists()
+    assert (d / "00000000000000000000.timeindex").exists()
+    log.close()
+    again = open_log(tmp_path)  # loads (no recovery needed) and keeps the records
+    assert again.log_end_offset == 2 and again.metadata_pending is None
+    again.close()
+
+
+def test_follower_append_writes_the_topic_id_first(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    leader = open_log(tmp_path / "leader")
+    leader.append_as_leader(batch(3), leader_epoch=4, now_ms=T0)
+    log.append_as_follower(leader.read_bytes(0, 10**6), now_ms=T0)
+    assert (tmp_path / "t-0" / "partition.metadata").exists()
+    assert log.log_end_offset == 3
+    leader.close()
+    log.close()
+
+
+def test_background_flush_and_close_write_the_topic_id(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    log.flush_metadata_file()  # what the broker's background flusher calls
+    assert (tmp_path / "t-0" / "partition.metadata").exists() and log.metadata_pending is None
+    log.close()
+    other = PartitionLog.open(tmp_path, "u", 0, TID, LogConfig(), recover=False)
+    other.close()  # never flushed, never appended to: closing writes it
+    assert (tmp_path / "u-0" / "partition.metadata").exists()
+
+
+def test_empty_new_log_reopens_empty(tmp_path: Path) -> None:
+    open_log(tmp_path).close()
+    log = open_log(tmp_path, recover=True)
+    assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (0, 0, 0)
+    assert log.append_as_leader(batch(1), leader_epoch=0, now_ms=T0).base_offset == 0
+    log.close()

@@ -144,3 +144,19 @@ def test_cluster_id_mismatch(tmp_path: Path) -> None:
         LogManager([tmp_path], LogConfig()).startup(0, "two")
     with pytest.raises(InconsistentClusterIdError, match="broker.id"):
         LogManager([tmp_path], LogConfig()).startup(5, "one")
+
+
+def test_new_logs_wait_for_the_background_metadata_flush(tmp_path: Path) -> None:
+    lm = LogManager([tmp_path], LogConfig())
+    lm.startup(0, "c")
+    told = []
+    lm.on_metadata_pending = lambda: told.append(1)
+    logs = [lm.create_log("t", p, TID) for p in range(3)]
+    assert len(told) == 3 and lm.metadata_pending == logs
+    pending, lm.metadata_pending = lm.metadata_pending, []
+    lm.delete_log("t", 2)  # deleted before the flush: nothing is written for it
+    lm.flush_pending_metadata(pending)
+    for p in (0, 1):
+        assert read_partition_metadata(tmp_path / f"t-{p}" / "partition.metadata") == TID
+    assert not (tmp_path / "t-2").exists()
+    lm.shutdown()

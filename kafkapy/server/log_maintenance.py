@@ -5,6 +5,9 @@
   start offsets are checkpointed (Kafka's kafka-log-retention task);
 * removal of ``.deleted`` segment files once their ``file.delete.delay.ms`` has passed;
 * scheduled flushes and recovery-point checkpoints (server/log_flusher.py);
+* the partition.metadata files of new logs, written (with their fsyncs) in a worker thread
+  soon after the logs are created (Kafka's "flush-metadata-file" task), so CreateTopics does not
+  wait for one fsync per partition; a log's first append writes its file if this has not yet;
 * the log cleaner (``log.cleaner.enable``): picks the dirtiest compacted log on this thread,
   cleans it in a worker thread (``trio.to_thread``), installs the result back on this thread;
   when nothing is cleanable it sleeps ``log.cleaner.backoff.ms``. ``log.cleaner.backoff.ms`` and
@@ -24,6 +27,7 @@ from kafkapy.storage.cleaner import DEFAULT_DEDUPE_BUFFER_SIZE, LogCleaner
 
 from .log_configs import broker_layers
 from .log_flusher import flush_loop, recovery_checkpoint_loop
+from .notify import AppendNotifier
 
 log = logging.getLogger("kafkapy.maintenance")
 
@@ -65,6 +69,23 @@ async def purge_loop(broker) -> None:
             broker.logs.purge_deleted_files(_now_ms())
         except Exception:
             log.exception("removing .deleted files failed")
+
+
+async def metadata_file_loop(broker) -> None:
+    wake = AppendNotifier()
+    broker.logs.on_metadata_pending = wake.notify
+    while True:
+        waiter = wake.waiter()
+        if broker.logs is None:
+            return
+        pending, broker.logs.metadata_pending = broker.logs.metadata_pending, []
+        if pending:
+            try:
+                await trio.to_thread.run_sync(broker.logs.flush_pending_metadata, pending)
+            except Exception:
+                log.exception("writing partition.metadata files failed")
+            continue
+        await waiter.wait()
 
 
 async def cleaner_loop(broker, cleaner: LogCleaner) -> None:
@@ -114,5 +135,6 @@ async def run_log_maintenance(broker) -> None:
         nursery.start_soon(purge_loop, broker)
         nursery.start_soon(flush_loop, broker)
         nursery.start_soon(recovery_checkpoint_loop, broker)
+        nursery.start_soon(metadata_file_loop, broker)
         if broker.config.log_cleaner_enable:
             nursery.start_soon(cleaner_loop, broker, cleaner)

@@ -29,6 +29,7 @@ from kafkapy.replication.assignment import AssignmentError, assign_replicas
 from kafkapy.storage.log import PartitionLog
 
 from .log_configs import apply_log_configs, log_config_for_broker, validate_topic_configs
+from .metadata_cache import TopicBlockCache
 from .notify import AppendNotifier
 from .topic_configs import warn_not_applied
 
@@ -62,6 +63,7 @@ class TopicRegistry:
         self.by_name: dict[str, TopicInfo] = {}
         self.by_id: dict[uuid.UUID, TopicInfo] = {}
         self.changed = AppendNotifier()  # notified whenever a topic's view is replaced
+        self.metadata_blocks = TopicBlockCache(self.by_name)  # encoded Metadata topic entries
         # configs read (after a change notification) for topics not known here yet: name ->
         # (configs, mzxid of /config/topics/T); taken by _remember when newer than its read
         self._pending_configs: dict[str, tuple[dict[str, str], int]] = {}

@@ -1,12 +1,21 @@
 """One partition's log: ordered segments, append as leader, reads, offset lookups, recovery,
 producer state and leader-epoch history. Directory ``<log.dir>/<topic>-<partition>/``.
 Transactions (markers, last stable offset, aborted-transaction indexes, producer snapshots)
-are in storage/log_transactions.py."""
+are in storage/log_transactions.py.
+
+The topic id is recorded in ``partition.metadata`` as Kafka's UnifiedLog does: a new log records
+it and the file is written (tmp, fsync, rename) later — by the broker's background flusher
+soon after, and before the log's first append at the latest (``flush_metadata_file``) — so that
+creating many partitions does not wait for one fsync per partition, while no record is ever on
+disk in a directory without its topic id.
+"""
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -169,6 +178,21 @@ class PartitionLog(TransactionalLog):
         # True: every append moves the high watermark (a lone replica). Replication turns it off
         # and advances the high watermark itself (min log end offset of the ISR).
         self.auto_high_watermark = True
+        # a topic id recorded but not yet in partition.metadata (see flush_metadata_file)
+        self.metadata_pending: uuid.UUID | None = None
+        self._metadata_lock = threading.Lock()
+
+    @_storage_io("writing the topic id of")
+    def flush_metadata_file(self) -> None:
+        """Write the recorded topic id to ``partition.metadata`` if it is not there yet (any
+        thread: the background flusher or the first append, whichever comes first)."""
+        if self.metadata_pending is None:
+            return
+        with self._metadata_lock:
+            topic_id = self.metadata_pending
+            if topic_id is not None:
+                write_partition_metadata(self.directory / PARTITION_METADATA, topic_id)
+                self.metadata_pending = None
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -189,19 +213,27 @@ class PartitionLog(TransactionalLog):
         segment holding offsets at or after ``recovery_point`` is validated and its indexes
         rebuilt; a torn or corrupt tail is truncated."""
         directory = Path(log_dir) / partition_dir_name(topic, partition)
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(parents=True)
+        except FileExistsError:
+            fresh = False
+        else:
+            fresh = True  # nothing to read, recover or clean up in a directory just made
         meta_path = directory / PARTITION_METADATA
-        stored = read_partition_metadata(meta_path)
+        stored = None if fresh else read_partition_metadata(meta_path)
         if topic_id is None:
             topic_id = stored or ZERO_UUID
         elif stored is not None and stored != topic_id and stored != ZERO_UUID:
             raise InconsistentTopicIdError(
                 f"{directory}: topic id {stored} on disk, {topic_id} requested"
             )
-        if stored != topic_id and topic_id != ZERO_UUID:
-            write_partition_metadata(meta_path, topic_id)
         log = cls(directory, topic, partition, topic_id, config)
-        log._load(recover, recovery_point, log_start_offset)
+        if stored != topic_id and topic_id != ZERO_UUID:
+            log.metadata_pending = topic_id  # written by flush_metadata_file
+        if fresh:
+            log._start_empty(max(log_start_offset, 0))
+        else:
+            log._load(recover, recovery_point, log_start_offset)
         return log
 
     def _new_segment(
@@ -244,6 +276,13 @@ class PartitionLog(TransactionalLog):
             for suffix in (".index", ".timeindex", ".txnindex"):
                 (d / segment_name(base, suffix)).unlink(missing_ok=True)
             os.replace(swap, d / segment_name(base, ".log"))
+
+    def _start_empty(self, offset: int) -> None:
+        """A log in a directory just created: one empty segment starting at ``offset``."""
+        self.segments, self._bases = [self._new_segment(offset, create=True)], [offset]
+        self.log_start_offset = self.log_end_offset = offset
+        self.high_watermark = self.recovery_point = offset
+        self.take_producer_snapshot(sync=False)  # as _load (only ever writes one above 0)
 
     def _load(self, recover: bool, recovery_point: int, log_start_offset: int) -> None:
         for stray in self.directory.glob("*.tmp"):
@@ -313,6 +352,8 @@ class PartitionLog(TransactionalLog):
         ``verification_guard``: for a producer's first transactional batch here, the guard of
         its KIP-890 verification (producer_state.start_verification) or SKIP_VERIFICATION.
         ``coordinator``: written by a coordinator for a producer (no sequence checks)."""
+        if self.metadata_pending is not None:
+            self.flush_metadata_file()
         cfg = self.config
         headers = validate_batches(
             records, max_batch_size=cfg.max_message_bytes, require_keys=cfg.compact
@@ -339,6 +380,8 @@ class PartitionLog(TransactionalLog):
         """Append batches fetched from the leader as they are: offsets, leader epochs and
         timestamps kept. Batches ending at or below the log end offset are skipped; a gap before
         the first new batch is refused. Returns the number of bytes appended."""
+        if self.metadata_pending is not None:
+            self.flush_metadata_file()
         view = memoryview(records)
         headers = []
         for bpos, h in iter_batches(view):
@@ -813,7 +856,15 @@ class PartitionLog(TransactionalLog):
             job.run()
             self.finish_flush(job)
 
+    def abandon_metadata_file(self) -> None:
+        """The log is being deleted: its partition.metadata need not be written any more."""
+        with self._metadata_lock:
+            self.metadata_pending = None
+
     def close(self) -> None:
+        if self.metadata_pending is not None and not self.offline:
+            with contextlib.suppress(KafkaStorageError):  # the directory went offline
+                self.flush_metadata_file()
         if self.segments:
             self.active_segment.on_become_inactive()
             # not fsynced: an unreadable snapshot is dropped at open and the batches replayed

@@ -11,6 +11,7 @@ import logging
 import shutil
 import threading
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from kafkapy.storage.checkpoints import (
@@ -58,6 +59,10 @@ class LogManager:
         # logs are added and removed on the broker's thread; a failure or a checkpoint may
         # look at them from a worker thread
         self._lock = threading.Lock()
+        # new logs whose partition.metadata is still to be written, and the hook that tells the
+        # broker's background flusher (PartitionLog.flush_metadata_file)
+        self.metadata_pending: list[PartitionLog] = []
+        self.on_metadata_pending: Callable[[], None] = lambda: None
 
     # ---- log directory failures ----------------------------------------------------------
 
@@ -255,6 +260,8 @@ class LogManager:
         online = self.online_dirs
         if not online:
             raise KafkaStorageError("no online log directory is left")
+        if len(online) == 1:
+            return online[0]
         counts = {d: 0 for d in online}
         for d in self._dir_of.values():
             if d in counts:
@@ -284,7 +291,20 @@ class LogManager:
             self.fail_dir(d, f"creating {topic}-{partition}", e)
             raise KafkaStorageError(f"cannot create {topic}-{partition} in {d}: {e}") from e
         self._attach(tp, plog, d)
+        if plog.metadata_pending is not None:
+            self.metadata_pending.append(plog)
+            self.on_metadata_pending()
         return plog
+
+    def flush_pending_metadata(self, logs: list[PartitionLog]) -> None:
+        """Write the partition.metadata files of new logs (a worker thread; see
+        PartitionLog.flush_metadata_file). A log deleted meanwhile has abandoned its file; an
+        I/O error takes the log's directory offline (and is logged there)."""
+        for plog in logs:
+            try:
+                plog.flush_metadata_file()
+            except KafkaStorageError:
+                pass
 
     def delete_log(self, topic: str, partition: int) -> None:
         """Close the log, rename its directory to ``<tp>.<uuid>-delete``, then remove it."""
@@ -294,6 +314,7 @@ class LogManager:
             d = self._dir_of.pop(tp, None)
         if plog is None or d is None:
             return
+        plog.abandon_metadata_file()
         if plog.offline or not self.is_online(d):
             return  # nothing is written to a failed directory
         plog.close()

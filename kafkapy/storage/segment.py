@@ -73,9 +73,9 @@ class LogSegment:
         self.txn_index = TransactionIndex(
             directory / segment_name(base_offset, ".txnindex"), base_offset
         )
-        if create:
-            self.offset_index.path.touch()
-            self.time_index.path.touch()
+        # a new segment's index files are created with its first batch (as Kafka's LazyIndex
+        # creates them on first use): a segment holding data always has both
+        self._indexes_pending = create
         self.next_offset = base_offset
         self.max_timestamp = -1
         self.offset_of_max_timestamp = base_offset
@@ -187,6 +187,8 @@ class LogSegment:
     def append(self, data: bytes | bytearray | memoryview, batches: Sequence[tuple]) -> None:
         """Append whole batches; ``batches`` holds (last_offset, max_timestamp, size) each."""
         pos = self.size
+        if self._indexes_pending:
+            self.create_index_files()
         view = memoryview(data)
         written = 0
         while written < len(view):
@@ -210,6 +212,13 @@ class LogSegment:
             and not self.offset_index.is_full
             and not self.time_index.is_full
         )
+
+    def create_index_files(self) -> None:
+        """Create the (empty) index files of a new segment if they are not there yet."""
+        if self._indexes_pending:
+            self.offset_index.path.touch()
+            self.time_index.path.touch()
+            self._indexes_pending = False
 
     def on_become_inactive(self) -> None:
         """Kafka appends the segment's largest timestamp to the time index on roll."""

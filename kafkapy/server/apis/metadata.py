@@ -17,16 +17,26 @@ by id gets it with its id. Auto-creation also needs CREATE on the cluster or on 
 TOPIC_AUTHORIZATION_FAILED. When asked (v8+), each described topic carries its authorized
 operations and (v8-10) the response the cluster's (0 without DESCRIBE on the cluster); otherwise
 Kafka's "not requested" value -2147483648.
+
+The response is written by hand (protocol/metadata_response.py) from per-topic blocks cached
+until the topic's leaders, epochs, ISR, replicas or the live brokers change
+(server/metadata_cache.py): Metadata for many partitions costs about a copy of the bytes. What
+depends on the principal (which topics are shown, authorized operations) is decided per request,
+outside the cache.
 """
 
 from __future__ import annotations
 
-import uuid
-
 from kafkapy.metadata.acl_model import CLUSTER_NAME
 from kafkapy.metadata.models import listener_endpoints
-from kafkapy.metadata.names import validate_topic_name
+from kafkapy.metadata.names import INTERNAL_TOPICS, validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
+from kafkapy.protocol.metadata_response import (
+    BrokerMetadata,
+    encode_metadata_response,
+    encode_topic_head,
+    encode_topic_tail,
+)
 
 from ..authorization import (
     CLUSTER,
@@ -41,103 +51,69 @@ from ..authorization import (
 )
 from ..error_response import RequestError
 from ..registry import api
-from ..responses import THROTTLE_NONE, build
+from ..responses import RawResponse
 from ..topics import TopicError
 
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+def error_entry(version, name, error, topic_id=None, internal=False):
+    """The encoded entry of a topic that is not described (an error and no partitions)."""
+    head = encode_topic_head(version, error, name, topic_id, internal, ())
+    return head + encode_topic_tail(version)
 
 
-def topic_entry(ctx, info, live, error=ErrorCode.none, operations=NOT_REQUESTED):
-    R = ctx.R
-    parts = []
-    for p in sorted(info.partitions):
-        replicas = info.partitions[p]
-        state = info.states.get(p)
-        leader = state.leader if state else -1
-        parts.append(
-            build(
-                R.MetadataResponsePartition,
-                error_code=ErrorCode.none if leader >= 0 else ErrorCode.leader_not_available,
-                partition_index=p,
-                leader_id=leader,
-                leader_epoch=state.leader_epoch if state else -1,
-                replica_nodes=tuple(replicas),
-                isr_nodes=tuple(state.isr) if state else (),
-                offline_replicas=tuple(b for b in replicas if b not in live),
-            )
-        )
-    return build(
-        R.MetadataResponseTopic,
-        error_code=error,
-        name=info.name,
-        topic_id=info.topic_id,
-        is_internal=info.name in INTERNAL_TOPICS,
-        partitions=tuple(parts),
-        topic_authorized_operations=operations,
-    )
-
-
-def error_entry(ctx, name, error, topic_id=None, internal=False):
-    return build(
-        ctx.R.MetadataResponseTopic,
-        error_code=error,
-        name=name,
-        topic_id=topic_id or uuid.UUID(int=0),
-        is_internal=internal,
-        partitions=(),
-        topic_authorized_operations=NOT_REQUESTED,
-    )
-
-
-def _named_topic(ctx, name, allow_auto, live, described):
+def _named_topic(ctx, name, allow_auto, described):
     """The entry of a topic asked for by name (auto-created when allowed)."""
     broker = ctx.broker
+    version = ctx.version
     if not authorize(ctx, DESCRIBE, TOPIC, name):
-        return error_entry(ctx, name, ErrorCode.topic_authorization_failed)
+        return error_entry(version, name, ErrorCode.topic_authorization_failed)
     info = broker.topics.get(name)
     if info is not None:
         return described(info)
     if validate_topic_name(name) is not None:
-        return error_entry(ctx, name, ErrorCode.invalid_topic_exception)
+        return error_entry(version, name, ErrorCode.invalid_topic_exception)
     if not (allow_auto and broker.config.auto_create_topics_enable):
-        return error_entry(ctx, name, ErrorCode.unknown_topic_or_partition)
+        return error_entry(version, name, ErrorCode.unknown_topic_or_partition)
     if not (authorize_cluster(ctx, CREATE) or authorize(ctx, CREATE, TOPIC, name)):
-        return error_entry(ctx, name, ErrorCode.topic_authorization_failed,
-                           internal=name in INTERNAL_TOPICS)
+        return error_entry(
+            version, name, ErrorCode.topic_authorization_failed, internal=name in INTERNAL_TOPICS
+        )
     try:
         info = broker.topics.auto_create(name)
     except TopicError as e:
-        return error_entry(ctx, name, e.code)
+        return error_entry(version, name, e.code)
     return described(info)
 
 
 @api("Metadata")
 async def handle(ctx, request):
     broker = ctx.broker
-    R = ctx.R
+    version = ctx.version
     topics = broker.topics
+    cache = topics.metadata_blocks
     allow_auto = getattr(request, "allow_auto_topic_creation", True)
     with_ops = getattr(request, "include_topic_authorized_operations", False)
     live = broker.cluster.list_brokers()
+    live_ids = frozenset(live)
 
     def described(info):
         ops = authorized_operations(ctx, TOPIC, info.name) if with_ops else NOT_REQUESTED
-        return topic_entry(ctx, info, live, operations=ops)
+        return cache.head(version, info, live_ids) + encode_topic_tail(version, ops)
 
     entries = []
-    if ctx.version < 12 and request.topics:
+    if version < 12 and request.topics:
         for t in request.topics:  # as Kafka: topic ids are served from v12
             if t.name is None:
                 raise RequestError(
                     ErrorCode.invalid_request,
-                    f"Topic name can not be null for version {ctx.version}",
+                    f"Topic name can not be null for version {version}",
                 )
             if getattr(t, "topic_id", None) is not None:
                 raise RequestError(
                     ErrorCode.invalid_request,
-                    f"Topic IDs are not supported in requests for version {ctx.version}",
+                    f"Topic IDs are not supported in requests for version {version}",
                 )
-    if request.topics is None or (ctx.version == 0 and not request.topics):  # v0: [] = all
+    if request.topics is None or (version == 0 and not request.topics):  # v0: [] = all
         names = sorted(topics.by_name)
         if broker.authorizer is not None:
             allowed = authorized_names(ctx, DESCRIBE, TOPIC, names)
@@ -147,14 +123,16 @@ async def handle(ctx, request):
         for t in request.topics:
             name = t.name
             if name is not None:
-                entries.append(_named_topic(ctx, name, allow_auto, live, described))
+                entries.append(_named_topic(ctx, name, allow_auto, described))
                 continue
             tid = getattr(t, "topic_id", None)
             info = topics.get_by_id(tid) if tid is not None else None
             if info is None:
-                entries.append(error_entry(ctx, None, ErrorCode.unknown_topic_id, tid))
+                entries.append(error_entry(version, None, ErrorCode.unknown_topic_id, tid))
             elif not authorize(ctx, DESCRIBE, TOPIC, info.name):
-                entries.append(error_entry(ctx, None, ErrorCode.topic_authorization_failed, tid))
+                entries.append(
+                    error_entry(version, None, ErrorCode.topic_authorization_failed, tid)
+                )
             else:
                 entries.append(described(info))
     cluster_ops = NOT_REQUESTED
@@ -162,18 +140,26 @@ async def handle(ctx, request):
         cluster_ops = 0
         if authorize_cluster(ctx, DESCRIBE):
             cluster_ops = authorized_operations(ctx, CLUSTER, CLUSTER_NAME)
-    brokers = tuple(
-        build(R.MetadataResponseBroker, node_id=b, host=e.host, port=e.port, rack=info.rack)
+    brokers = [
+        BrokerMetadata(b, e.host, e.port, info.rack)
         for b, info, e in listener_endpoints(live, ctx.session.listener_name)
-    )
+    ]
     controller = broker.cluster.controller_id()
-    return build(
-        R.MetadataResponse,
-        throttle_time=THROTTLE_NONE,
-        brokers=brokers,
-        cluster_id=broker.cluster_id,
-        controller_id=-1 if controller is None else controller,
-        topics=tuple(entries),
-        error_code=ErrorCode.none,
-        cluster_authorized_operations=cluster_ops,
+    throttle = 0
+    quotas = broker.client_quotas
+    if quotas.request.enabled:  # a hand-written response: the request quota is applied here
+        throttle = quotas.request_throttle(ctx)
+        quotas.mute(ctx, throttle)
+    return RawResponse(
+        [
+            encode_metadata_response(
+                version,
+                brokers,
+                broker.cluster_id,
+                -1 if controller is None else controller,
+                entries,
+                cluster_authorized_operations=cluster_ops,
+                throttle_ms=throttle,
+            )
+        ]
     )
