@@ -38,17 +38,20 @@ def produce_batch(size: int, batch_bytes: int = MiB) -> tuple[bytes, int]:
         count = count * batch_bytes // len(batch)
 
 
-def produce_request(topic: str, partition: int, batch: bytes, acks: int, corr: int) -> bytes:
-    """A framed Produce v7 request carrying ``batch`` for one partition."""
+def produce_request(topic: str, partition: int | range, batch: bytes, acks: int,
+                    corr: int) -> bytes:
+    """A framed Produce v7 request carrying ``batch`` for one partition (or for each of a range
+    of partitions, as librdkafka puts one batch per partition in a request)."""
     name = topic.encode()
+    parts = range(partition, partition + 1) if isinstance(partition, int) else partition
     body = (
         struct.pack(">hhih", 0, 7, corr, 3)
         + b"raw"
         + struct.pack(">hhi", -1, acks, 30_000)  # transactional id null, acks, timeout
         + struct.pack(">ih", 1, len(name))
         + name
-        + struct.pack(">iii", 1, partition, len(batch))
-        + batch
+        + struct.pack(">i", len(parts))
+        + b"".join(struct.pack(">ii", p, len(batch)) + batch for p in parts)
     )
     return struct.pack(">i", len(body)) + body
 
@@ -71,11 +74,21 @@ def raw_produce(
     partitions: int = 1,
     acks: int = 1,
     inflight: int = 4,
+    spread: bool = False,
 ) -> tuple[int, float]:
     """Produce pre-encoded batches round-robin over ``partitions`` for ``seconds``, ``inflight``
-    requests outstanding; return (records acknowledged, elapsed from first send to last ack)."""
-    batch, count = produce_batch(size)
-    requests = [produce_request(topic, p, batch, acks, 0) for p in range(partitions)]
+    requests outstanding; return (records acknowledged, elapsed from first send to last ack).
+
+    With ``spread`` every request carries one batch for each of the ``partitions``, each 1 MiB /
+    ``partitions`` long (one producer's records spread over the partitions, as librdkafka sends
+    them: one request per broker, one batch per partition in it)."""
+    if spread:
+        batch, count = produce_batch(size, max(MiB // partitions, size + 100))
+        requests = [produce_request(topic, range(partitions), batch, acks, 0)]
+        count *= partitions
+    else:
+        batch, count = produce_batch(size)
+        requests = [produce_request(topic, p, batch, acks, 0) for p in range(partitions)]
     error_at = 4 + 4 + 2 + len(topic.encode()) + 4 + 4  # corr, topics, name, parts, index
     host, port = bootstrap.rsplit(":", 1)
     sock = socket.create_connection((host, int(port)))
@@ -88,7 +101,7 @@ def raw_produce(
     try:
         while True:
             while sent - acked < inflight and time.perf_counter() < deadline:
-                sock.sendall(requests[sent % partitions])
+                sock.sendall(requests[sent % len(requests)])
                 sent += 1
             if acked == sent:
                 break
