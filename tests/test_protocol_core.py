@@ -198,6 +198,17 @@ def test_produce_request_reader_agrees_with_kio(version):
         parse_produce_request(frame_[:-1], len(head), version)
 
 
+@pytest.mark.parametrize("version", (3, 8, 9, 12))
+def test_produce_request_reader_refuses_every_truncation(version):
+    body = io.BytesIO()
+    req = _produce_request(version, b"R" * 40)
+    entity_writer(type(req))(body, req)
+    raw = body.getvalue()
+    for cut in range(len(raw)):  # DecodeError, never another exception, at every length
+        with pytest.raises(DecodeError):
+            parse_produce_request(bytearray(raw[:cut]), 0, version)
+
+
 def test_produce_request_reader_skips_unknown_tags():
     body = io.BytesIO()
     req = _produce_request(9, b"R" * 70)

@@ -9,12 +9,13 @@ can read the error in it.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from functools import cache
 
 from kio.index import UnknownAPIKey, UnknownEntity, load_request_schema
 
-from .wire import INT16, INT32, DecodeError, skip_tagged_fields
+from .wire import INT32, DecodeError, skip_tagged_fields
 
 API_VERSIONS_KEY = 18
 CONTROLLED_SHUTDOWN_KEY = 7
@@ -39,34 +40,45 @@ def is_flexible(api_key: int, api_version: int) -> bool:
         return False
 
 
-def parse_request_header(frame: bytes) -> RequestHeader:
+_FIXED = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
+_flexible: dict[tuple[int, int], bool] = {}
+
+
+def parse_request_header(frame: bytes | bytearray) -> RequestHeader:
     """Decode the header at the start of a request frame.
 
     Raises DecodeError when the frame is too short for a header.
     """
-    if len(frame) < 10:
+    n = len(frame)
+    if n < 10:
         raise DecodeError("request header truncated")
-    api_key = INT16.unpack_from(frame, 0)[0]
-    api_version = INT16.unpack_from(frame, 2)[0]
-    correlation_id = INT32.unpack_from(frame, 4)[0]
-    pos = 8
+    api_key, api_version, correlation_id, cid_len = _FIXED.unpack_from(frame, 0)
     client_id: str | None = None
-    if not (api_key == CONTROLLED_SHUTDOWN_KEY and api_version == 0):
-        n = INT16.unpack_from(frame, 8)[0]
+    if api_key == CONTROLLED_SHUTDOWN_KEY and api_version == 0:
+        pos = 8  # ControlledShutdown v0 has no client id
+    else:
         pos = 10
-        if n >= 0:
-            if pos + n > len(frame):
+        if cid_len >= 0:
+            if pos + cid_len > n:
                 raise DecodeError("client id truncated")
-            client_id = frame[pos : pos + n].decode("utf-8", "replace")
-            pos += n
-    flexible = is_flexible(api_key, api_version)
+            client_id = frame[pos : pos + cid_len].decode("utf-8", "replace")
+            pos += cid_len
+    flexible = _flexible.get((api_key, api_version))
+    if flexible is None:
+        flexible = _flexible[(api_key, api_version)] = is_flexible(api_key, api_version)
     if flexible:
-        pos = skip_tagged_fields(frame, pos)
+        if pos < n and frame[pos] == 0:  # the usual empty tagged-field section
+            pos += 1
+        else:
+            pos = skip_tagged_fields(frame, pos)
     return RequestHeader(api_key, api_version, correlation_id, client_id, pos, flexible)
+
+
+_FLEXIBLE_TAIL = b"\x00"  # the empty tagged-field section of response header v1
 
 
 def response_header(api_key: int, correlation_id: int, flexible: bool) -> bytes:
     """Encode the response header that goes with a request of this API and flexibility."""
     if flexible and api_key != API_VERSIONS_KEY:
-        return INT32.pack(correlation_id) + b"\x00"
+        return INT32.pack(correlation_id) + _FLEXIBLE_TAIL
     return INT32.pack(correlation_id)

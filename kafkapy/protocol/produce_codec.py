@@ -26,10 +26,21 @@ does not decode.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .wire import INT16, INT32, INT64, DecodeError, read_uvarint, skip_tagged_fields, uvarint
+from .wire import (
+    INT16,
+    INT32,
+    DecodeError,
+    need,
+    read_array_len,
+    read_length,
+    read_string,
+    skip_tags,
+    uvarint,
+)
 
 FLEXIBLE_FROM = 9
 MIN_VERSION = 3
@@ -68,108 +79,64 @@ class PartitionResponse:
     error_message: str | None = None
 
 
-class _Reader:
-    """A bounds-checked cursor over the body."""
-
-    __slots__ = ("buf", "flexible", "n", "pos", "view")
-
-    def __init__(self, buf: Buffer, pos: int, flexible: bool) -> None:
-        self.buf = buf
-        self.view = memoryview(buf)
-        self.n = len(buf)
-        self.pos = pos
-        self.flexible = flexible
-
-    def _need(self, k: int) -> int:
-        p = self.pos
-        if k < 0 or p + k > self.n:
-            raise DecodeError("produce request truncated")
-        self.pos = p + k
-        return p
-
-    def int16(self) -> int:
-        return INT16.unpack_from(self.buf, self._need(2))[0]
-
-    def int32(self) -> int:
-        return INT32.unpack_from(self.buf, self._need(4))[0]
-
-    def length(self) -> int:
-        """Length of a string/bytes/array: -1 for null."""
-        if self.flexible:
-            n, self.pos = read_uvarint(self.buf, self.pos)
-            return n - 1
-        return self.int32()
-
-    def string(self, nullable: bool) -> str | None:
-        if self.flexible:
-            n = self.length()
-        else:
-            n = self.int16()
-        if n < 0:
-            if nullable and n == -1:
-                return None
-            raise DecodeError(f"invalid string length {n}")
-        p = self._need(n)
-        try:
-            return bytes(self.view[p : p + n]).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise DecodeError(f"string is not UTF-8: {e}") from None
-
-    def records(self) -> memoryview | None:
-        n = self.length()
-        if n < 0:
-            if n == -1:
-                return None
-            raise DecodeError(f"invalid records length {n}")
-        p = self._need(n)
-        return self.view[p : p + n]
-
-    def array_len(self) -> int:
-        n = self.length()
-        if n < 0:
-            if n == -1:
-                return 0  # a null array holds nothing (Kafka's reader: null arrays)
-            raise DecodeError(f"invalid array length {n}")
-        if n > self.n - self.pos:  # every element takes at least one byte
-            raise DecodeError(f"array of {n} elements in {self.n - self.pos} bytes")
-        return n
-
-    def tags(self) -> None:
-        if self.flexible:
-            self.pos = skip_tagged_fields(self.buf, self.pos)
+_ACKS_TIMEOUT = struct.Struct(">hi")
 
 
 def parse_produce_request(frame: Buffer, body_offset: int, version: int) -> ProduceRequest:
     """Read a Produce request body; records are memoryview slices of ``frame``."""
     if not MIN_VERSION <= version <= MAX_VERSION:
         raise DecodeError(f"produce version {version} is not read here")
-    r = _Reader(frame, body_offset, version >= FLEXIBLE_FROM)
-    transactional_id = r.string(nullable=True)
-    acks = r.int16()
-    timeout_ms = r.int32()
+    flexible = version >= FLEXIBLE_FROM
+    view = memoryview(frame)
+    n = len(frame)
+    transactional_id, pos = read_string(frame, body_offset, n, flexible, True)
+    pos = need(pos, 6, n)
+    acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(frame, pos - 6)
     topics = []
-    for _ in range(r.array_len()):
-        name = r.string(nullable=False)
+    ntopics, pos = read_array_len(frame, pos, n, flexible)
+    for _ in range(ntopics):
+        name, pos = read_string(frame, pos, n, flexible, False)
         td = TopicData(name or "")
-        for _ in range(r.array_len()):
-            index = r.int32()
-            td.partitions.append(PartitionData(index, r.records()))
-            r.tags()
-        r.tags()
+        nparts, pos = read_array_len(frame, pos, n, flexible)
+        partitions = td.partitions
+        for _ in range(nparts):
+            pos = need(pos, 4, n)
+            index = INT32.unpack_from(frame, pos - 4)[0]
+            size, pos = read_length(frame, pos, n, flexible)
+            if size < 0:
+                if size != -1:
+                    raise DecodeError(f"invalid records length {size}")
+                records = None
+            else:
+                end = need(pos, size, n)
+                records = view[pos:end]
+                pos = end
+            partitions.append(PartitionData(index, records))
+            if flexible:
+                pos = skip_tags(frame, pos, n)
+        if flexible:
+            pos = skip_tags(frame, pos, n)
         topics.append(td)
-    r.tags()
-    if r.pos != r.n:
-        raise DecodeError(f"{r.n - r.pos} bytes after the produce request body")
+    if flexible:
+        pos = skip_tags(frame, pos, n)
+    if pos != n:
+        raise DecodeError(f"{n - pos} bytes after the produce request body")
     return ProduceRequest(transactional_id, acks, timeout_ms, topics)
 
 
-def _string(out: bytearray, s: str | None, flexible: bool) -> None:
+def _put_string(out: bytearray, s: str | None, flexible: bool) -> None:
     if s is None:
         out += b"\x00" if flexible else b"\xff\xff"
         return
     raw = s.encode()
     out += uvarint(len(raw) + 1) if flexible else INT16.pack(len(raw))
     out += raw
+
+
+_PARTITION_V3 = struct.Struct(">ihqq")  # index, error, base offset, log append time
+_PARTITION_V5 = struct.Struct(">ihqqq")  # ... and log start offset
+_NO_RECORD_ERRORS = {False: b"\x00\x00\x00\x00", True: b"\x01"}
+_NO_MESSAGE = {False: b"\xff\xff", True: b"\x00"}
 
 
 def encode_produce_response(
@@ -179,21 +146,28 @@ def encode_produce_response(
 ) -> bytes:
     """Encode a Produce response body (no header) for ``version``."""
     flexible = version >= FLEXIBLE_FROM
+    fixed = _PARTITION_V5 if version >= 5 else _PARTITION_V3
+    v5 = version >= 5
+    v8 = version >= 8
+    no_errors, no_message = _NO_RECORD_ERRORS[flexible], _NO_MESSAGE[flexible]
     out = bytearray()
     out += uvarint(len(topics) + 1) if flexible else INT32.pack(len(topics))
     for name, parts in topics:
-        _string(out, name, flexible)
+        _put_string(out, name, flexible)
         out += uvarint(len(parts) + 1) if flexible else INT32.pack(len(parts))
         for p in parts:
-            out += INT32.pack(p.index)
-            out += INT16.pack(p.error_code)
-            out += INT64.pack(p.base_offset)
-            out += INT64.pack(p.log_append_time_ms)
-            if version >= 5:
-                out += INT64.pack(p.log_start_offset)
-            if version >= 8:
-                out += b"\x01" if flexible else b"\x00\x00\x00\x00"  # no record errors
-                _string(out, p.error_message, flexible)
+            if v5:
+                out += fixed.pack(
+                    p.index, p.error_code, p.base_offset, p.log_append_time_ms, p.log_start_offset
+                )
+            else:
+                out += fixed.pack(p.index, p.error_code, p.base_offset, p.log_append_time_ms)
+            if v8:
+                out += no_errors  # no record errors
+                if p.error_message is None:
+                    out += no_message
+                else:
+                    _put_string(out, p.error_message, flexible)
             if flexible:
                 out += b"\x00"
         if flexible:

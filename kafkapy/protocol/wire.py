@@ -60,6 +60,70 @@ def skip_tagged_fields(buf: bytes | memoryview, pos: int) -> int:
     return pos
 
 
+# ---- bounded readers of the hand-written request decoders: (value, position after it);
+# DecodeError when a length or count runs past ``n`` (the end of the body)
+
+_Buffer = bytes | bytearray | memoryview
+
+
+def need(pos: int, k: int, n: int) -> int:
+    """The position after ``k`` more bytes at ``pos``; DecodeError past the end (``n``)."""
+    end = pos + k
+    if k < 0 or end > n:
+        raise DecodeError("truncated")
+    return end
+
+
+def read_length(buf: _Buffer, pos: int, n: int, flexible: bool) -> tuple[int, int]:
+    """(length, position after it) of a bytes/array field: -1 for null. Legacy lengths are
+    int32, compact ones unsigned varints of length + 1."""
+    if flexible:
+        if pos < n:
+            b = buf[pos]
+            if b < 0x80:  # one-byte varint: the usual case
+                return b - 1, pos + 1
+        v, pos = read_uvarint(buf, pos)
+        return v - 1, pos
+    end = need(pos, 4, n)
+    return INT32.unpack_from(buf, pos)[0], end
+
+
+def read_string(
+    buf: _Buffer, pos: int, n: int, flexible: bool, nullable: bool
+) -> tuple[str | None, int]:
+    if flexible:
+        k, pos = read_length(buf, pos, n, True)
+    else:
+        pos = need(pos, 2, n)
+        k = INT16.unpack_from(buf, pos - 2)[0]
+    if k < 0:
+        if nullable and k == -1:
+            return None, pos
+        raise DecodeError(f"invalid string length {k}")
+    end = need(pos, k, n)
+    try:
+        return bytes(buf[pos:end]).decode("utf-8"), end
+    except UnicodeDecodeError as e:
+        raise DecodeError(f"string is not UTF-8: {e}") from None
+
+
+def read_array_len(buf: _Buffer, pos: int, n: int, flexible: bool) -> tuple[int, int]:
+    k, pos = read_length(buf, pos, n, flexible)
+    if k < 0:
+        if k == -1:
+            return 0, pos  # a null array holds nothing (Kafka's reader: null arrays)
+        raise DecodeError(f"invalid array length {k}")
+    if k > n - pos:  # every element takes at least one byte
+        raise DecodeError(f"array of {k} elements in {n - pos} bytes")
+    return k, pos
+
+
+def skip_tags(buf: _Buffer, pos: int, n: int) -> int:
+    if pos < n and buf[pos] == 0:  # the usual empty section
+        return pos + 1
+    return skip_tagged_fields(buf, pos)
+
+
 def int16(v: int) -> bytes:
     return INT16.pack(v)
 

@@ -8,7 +8,9 @@ data always returns at least one whole batch (KIP-74). Reports high watermark, l
 and log start offset; OFFSET_OUT_OF_RANGE outside
 [log start, log end]; FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale or future
 current_leader_epoch. Topics are addressed by name up to v12 and by topic id from v13
-(UNKNOWN_TOPIC_ID). Record bytes go from segment files to the socket with os.sendfile.
+(UNKNOWN_TOPIC_ID). Record bytes go from segment files to the socket with os.sendfile. The
+request is read by hand (protocol/fetch_request.py), bounded as kio's reader is behind the
+guard: a long poll with nothing new is most of what brokers answer.
 
 isolation_level=1 (read_committed): consumers read up to the last stable offset (the first
 offset of the earliest open transaction, bounded by the high watermark) and get, per partition,
@@ -42,11 +44,14 @@ import uuid
 import trio
 
 from kafkapy.protocol.errors import ErrorCode
+from kafkapy.protocol.fetch_request import parse_fetch_request
 from kafkapy.protocol.fetch_response import PartitionResult, TopicResult, encode_fetch_response
+from kafkapy.protocol.wire import DecodeError
 from kafkapy.storage.errors import StorageError
 from kafkapy.storage.log import FileRegion
 
 from ..authorization import CLUSTER_ACTION, READ, TOPIC, authorize_cluster, authorized_names
+from ..connection import CloseConnection
 from ..registry import api
 from ..responses import RawResponse
 
@@ -170,8 +175,12 @@ def _read_all(
     return results, total, errors
 
 
-@api("Fetch")
-async def handle(ctx, request):
+@api("Fetch", raw=True)
+async def handle(ctx, _request):
+    try:
+        request = parse_fetch_request(ctx.frame, ctx.header.body_offset, ctx.version)
+    except DecodeError as e:
+        raise CloseConnection(f"fetch request does not decode: {e}") from None
     broker = ctx.broker
     version = ctx.version
     session_id = getattr(request, "session_id", 0)
@@ -180,7 +189,7 @@ async def handle(ctx, request):
             version, [], error_code=ErrorCode.fetch_session_id_not_found, session_id=0
         )
         return RawResponse(body)
-    max_wait = request.max_wait.total_seconds()
+    max_wait = request.max_wait_ms / 1000
     deadline = trio.current_time() + max(max_wait, 0.0)
     replica_id = replica_id_of(version, request)
     denied = _denied_topics(ctx, version, request, replica_id)
