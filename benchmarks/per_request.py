@@ -41,6 +41,7 @@ import struct
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from common import pin, progress
@@ -178,18 +179,23 @@ class _Conn:
         self.sent_at = 0.0
 
 
-def paced_load(bootstrap: str, frame: bytes, conns: int, interval: float, seconds: float,
-               check: Callable[[bytes], None] | None = None) -> dict:
-    """Send ``frame`` on ``conns`` connections, each at most every ``interval`` seconds and one
-    request in flight, for ``seconds``; return counts and client-side latencies."""
+def open_connections(bootstrap: str, n: int) -> list[socket.socket]:
     host, port = bootstrap.rsplit(":", 1)
-    now = time.perf_counter()
-    cs = []
-    for i in range(conns):
+    socks = []
+    for _ in range(n):
         s = socket.create_connection((host, int(port)))
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         s.setblocking(False)
-        cs.append(_Conn(i, s, now + interval * i / conns))
+        socks.append(s)
+    return socks
+
+
+def paced_load(socks: list[socket.socket], frame: bytes, interval: float, seconds: float,
+               check: Callable[[bytes], None] | None = None) -> dict:
+    """Send ``frame`` on each connection at most every ``interval`` seconds, one request in
+    flight, for ``seconds``; return counts and client-side latencies."""
+    now = time.perf_counter()
+    cs = [_Conn(i, s, now + interval * i / len(socks)) for i, s in enumerate(socks)]
     by_fd = {c.sock.fileno(): c for c in cs}
     poller = select.epoll()
     for fd in by_fd:
@@ -234,8 +240,6 @@ def paced_load(bootstrap: str, frame: bytes, conns: int, interval: float, second
                         heapq.heappush(idle, (max(c.next_send, t), c.index))
     finally:
         poller.close()
-        for c in cs:
-            c.sock.close()
     elapsed = time.perf_counter() - start
     lat.sort()
     return {"requests": done, "elapsed": elapsed,
@@ -245,11 +249,17 @@ def paced_load(bootstrap: str, frame: bytes, conns: int, interval: float, second
 
 def measure(pid: int, bootstrap: str, frame: bytes, conns: int, interval: float,
             seconds: float, check: Callable[[bytes], None] | None = None) -> dict:
-    """``paced_load`` with the server's CPU per request (µs) over the window."""
-    paced_load(bootstrap, frame, conns, interval, min(0.3, seconds))  # warm-up
-    user0, sys0 = cpu_user_sys(pid)
-    out = paced_load(bootstrap, frame, conns, interval, seconds, check)
-    user1, sys1 = cpu_user_sys(pid)
+    """``paced_load`` with the server's CPU per request (µs) over the window; connections are
+    opened (and warmed up) before it and closed after it."""
+    socks = open_connections(bootstrap, conns)
+    try:
+        paced_load(socks, frame, interval, min(0.3, seconds))  # warm-up
+        user0, sys0 = cpu_user_sys(pid)
+        out = paced_load(socks, frame, interval, seconds, check)
+        user1, sys1 = cpu_user_sys(pid)
+    finally:
+        for sock in socks:
+            sock.close()
     n = max(out["requests"], 1)
     out["cpu_us"] = (user1 - user0 + sys1 - sys0) / n * 1e6
     out["user_us"] = (user1 - user0) / n * 1e6
@@ -277,31 +287,38 @@ BUSY_PRODUCE_CONNS = 8  # busy: back to back, one request in flight on each
 BUSY_FETCH_CONNS = 200  # x 1 / 20 ms: up to 10,000 requests/s
 
 
-def run_section(broker_bootstrap: str, broker_pid: int, create_topic, seconds: float,
-                minimal: MinimalServer) -> dict[str, dict]:
-    """Per-request CPU of the broker and the minimal server under both loads, paced (2,000
-    requests/s: every request wakes the server) and busy (connections back to back: wake-ups
-    are shared), alternating server by server; returns {"<load>.<shape>.<server>": measure()}.
-    """
-    create_topic("req-produce")
-    create_topic("req-fetch")
+@dataclass
+class Server:
+    """One server under the loads: a broker (answers after its long-poll wait, checked) or the
+    minimal server (answers at once)."""
+
+    name: str
+    pid: int
+    bootstrap: str
+    broker: bool = True
+
+
+def run_section(servers: list[Server], seconds: float) -> dict[str, dict]:
+    """Per-request CPU of each server under both loads, paced (2,000 requests/s: every request
+    wakes the server) and busy (connections back to back: wake-ups are shared), alternating
+    server by server; returns {"<load>.<shape>.<server>": measure()}. Brokers must have the
+    topics ``req-produce`` and ``req-fetch`` (one partition each)."""
     pframe = produce_frame("req-produce")
     fframe = fetch_frame("req-fetch", 0)
     wait = FETCH_WAIT_MS / 1000
-    servers = (("minimal", minimal.pid, minimal.bootstrap, None),
-               ("broker", broker_pid, broker_bootstrap, produce_check))
     out = {}
     for shape, conns, interval in (("paced", PRODUCE_CONNS, PRODUCE_CONNS / PRODUCE_RATE),
                                    ("busy", BUSY_PRODUCE_CONNS, 0.0)):
-        for name, pid, bootstrap, check in servers:
-            out[f"produce.{shape}.{name}"] = measure(pid, bootstrap, pframe, conns, interval,
-                                                     seconds, check)
+        for sv in servers:
+            out[f"produce.{shape}.{sv.name}"] = measure(
+                sv.pid, sv.bootstrap, pframe, conns, interval, seconds,
+                produce_check if sv.broker else None)
     for shape, conns in (("paced", FETCH_CONNS), ("busy", BUSY_FETCH_CONNS)):
-        for name, pid, bootstrap, _check in servers:
-            # the broker holds each fetch for its wait; the minimal server answers at once, so
+        for sv in servers:
+            # a broker holds each fetch for its wait; the minimal server answers at once, so
             # its requests are paced at that interval
-            out[f"fetch.{shape}.{name}"] = measure(pid, bootstrap, fframe, conns,
-                                                   wait if name == "minimal" else 0.0, seconds)
+            out[f"fetch.{shape}.{sv.name}"] = measure(
+                sv.pid, sv.bootstrap, fframe, conns, 0.0 if sv.broker else wait, seconds)
     return out
 
 
@@ -317,36 +334,50 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--broker-cpu", type=int, default=1 if (os.cpu_count() or 1) > 1 else 0)
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="a source tree (e.g. a git worktree of the commit before a change, its "
+                         "speedups built) whose broker is measured alternately with this one")
     a = ap.parse_args()
     pin(0)
     samples: dict[str, list[dict]] = {}
+    trees = {"broker": None}
+    if a.baseline:
+        trees["baseline"] = a.baseline.resolve()
     with tempfile.TemporaryDirectory(prefix="kafkapy-req-") as tmp:
-        b = BrokerProcess(Path(tmp) / "b", {"num.partitions": "1"}, cpu=a.broker_cpu).start()
+        brokers = {}
         try:
-            admin = AdminClient({"bootstrap.servers": b.bootstrap, "log_level": 0})
-            made = set()
-
-            def create(name: str) -> None:
-                if name not in made:
-                    admin.create_topics([NewTopic(name, 1, 1)])[name].result(30)
-                    made.add(name)
-
+            for name, tree in trees.items():
+                cmd = None
+                if tree is not None:
+                    cmd = ["env", f"PYTHONPATH={tree}", sys.executable, "-m", "kafkapy.cli.main"]
+                b = brokers[name] = BrokerProcess(Path(tmp) / name, {"num.partitions": "1"},
+                                                  cpu=a.broker_cpu, kafkapy=cmd).start()
+                admin = AdminClient({"bootstrap.servers": b.bootstrap, "log_level": 0})
+                for t in ("req-produce", "req-fetch"):
+                    admin.create_topics([NewTopic(t, 1, 1)])[t].result(30)
             with MinimalServer(a.broker_cpu) as m:
+                servers = [Server("minimal", m.pid, m.bootstrap, False)]
+                servers += [Server(n, b.pid, b.bootstrap) for n, b in brokers.items()]
                 for r in range(a.repeat):
                     progress(f"per-request CPU, repeat {r + 1}/{a.repeat}", "req")
-                    res = run_section(b.bootstrap, b.pid, create, a.seconds, m)
+                    res = run_section(servers if r % 2 == 0 else servers[::-1], a.seconds)
                     for k, v in res.items():
                         samples.setdefault(k, []).append(v)
                         progress(f"  {k}: {v['cpu_us']:.1f} µs/request at {v['rate']:,.0f}/s "
                                  f"(p50 {v['p50_ms']:.2f} ms, p99 {v['p99_ms']:.2f} ms)", "req")
         finally:
-            b.stop()
-    print("| load | broker µs/request | minimal server µs/request | ratio |")
-    print("| --- | --- | --- | --- |")
+            for b in brokers.values():
+                b.stop()
+    names = list(trees)
+    print("| load | " + " | ".join(f"{n} µs/request" for n in names)
+          + " | minimal server µs/request | " + " | ".join(f"{n} ratio" for n in names) + " |")
+    print("| --- " * (2 * len(names) + 2) + "|")
     for load in ("produce.paced", "produce.busy", "fetch.paced", "fetch.busy"):
-        br = statistics.median(s["cpu_us"] for s in samples[f"{load}.broker"])
         mi = statistics.median(s["cpu_us"] for s in samples[f"{load}.minimal"])
-        print(f"| {load} | {br:.1f} | {mi:.1f} | {br / mi:.2f}x |")
+        us = [statistics.median(s["cpu_us"] for s in samples[f"{load}.{n}"]) for n in names]
+        print(f"| {load} | " + " | ".join(f"{u:.1f}" for u in us) + f" | {mi:.1f} | "
+              + " | ".join(f"{u / mi:.2f}x" for u in us) + " |")
+
 
 if __name__ == "__main__":
     main()

@@ -694,8 +694,11 @@ def run_requests(s: Settings, res: Results, root: Path, rep: int) -> None:
     with Broker(root, f"requests-{rep}") as b, per_request.MinimalServer(BROKER_CPU) as m:
         progress(f"per-request CPU: broker and minimal server, produce and fetch ({seconds:g} s "
                  "each)")
-        got = per_request.run_section(b.bootstrap, b.pid, lambda t: b.create_topic(t, 1),
-                                      seconds, m)
+        b.create_topic("req-produce", 1)
+        b.create_topic("req-fetch", 1)
+        got = per_request.run_section([per_request.Server("minimal", m.pid, m.bootstrap, False),
+                                       per_request.Server("broker", b.pid, b.bootstrap)],
+                                      seconds)
     for key, v in got.items():
         load, shape, server = key.split(".")
         what = ("Produce v9, 16 x 1,000 B, acks=1" if load == "produce"

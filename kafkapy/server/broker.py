@@ -38,8 +38,8 @@ from .listeners import serve_listeners
 from .log_dir_failures import LogDirFailureHandler
 from .log_maintenance import run_log_maintenance
 from .memory_pool import memory_pool
-from .notify import AppendNotifier
 from .producer_ids import ProducerIdAllocator
+from .purgatory import Purgatory
 from .quota_enforcement import BrokerQuotas
 from .registration import register_broker
 from .registry import load_all
@@ -65,7 +65,8 @@ class Broker:
         self.broker_id: int = config.broker_id
         self.log_dirs: list[Path] = list(config.log_dir_paths)
         self.connections: set[int] = set()
-        self.appended = AppendNotifier()
+        # requests waiting for partitions to change (long-poll Fetch, acks=all Produce)
+        self.appended = Purgatory()
         self.cluster_id = ""
         self.controller_epoch = 0
         self.store: Any = None
@@ -232,6 +233,7 @@ async def run_broker(config: BrokerConfig) -> int:
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_stop_when_requested, broker, nursery.cancel_scope)
+            await nursery.start(broker.appended.run)
             await nursery.start(broker.log_dir_failures.run)
             if broker.replicas is not None:
                 await nursery.start(broker.replicas.run)

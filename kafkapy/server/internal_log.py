@@ -194,7 +194,7 @@ class InternalTopicLog:
             raise InternalAppendError(e.error_code, str(e)) from None
         if replicas is not None:
             replicas.after_leader_append(self.topic, partition)
-        self.broker.appended.notify()
+        self.broker.appended.notify((self.topic, partition))
         return WriteMark(epoch, res.last_offset + 1)
 
     async def replicated(self, partition: int, mark: WriteMark, timeout_s: float) -> ErrorCode:

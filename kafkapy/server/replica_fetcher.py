@@ -224,11 +224,11 @@ class LeaderFetcher:
                 self.partitions[tp] = TRUNCATING
                 return False
             if n:
-                m.broker.appended.notify()
+                m.broker.appended.notify(tp)
         hw = min(int(pd.high_watermark), plog.log_end_offset)
         if hw != plog.high_watermark and hw >= 0:
             plog.high_watermark = hw
-            m.broker.appended.notify()
+            m.broker.appended.notify(tp)
         new_start = follower_log_start(
             int(pd.log_start_offset), plog.log_start_offset, plog.high_watermark
         )
@@ -430,5 +430,5 @@ class LeaderFetcher:
                 )
                 plog.truncate_fully_and_start_at(action.offset, m.now_ms())
                 self._checkpoint_log_starts()
-                m.broker.appended.notify()
+                m.broker.appended.notify(tp)
             self.partitions[tp] = FETCHING

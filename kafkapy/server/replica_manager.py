@@ -375,7 +375,7 @@ class ReplicaManager:
                 self._coordinator_leadership(topic, [], [p])
         if rp.is_leader:
             self.advance_hw(rp, plog)
-        self.broker.appended.notify()
+        self.broker.appended.notify(tp)
 
     def _coordinator_leadership(self, topic: str, became: list[int], lost: list[int]) -> None:
         """Tell the coordinator whose internal topic this is (group or transaction) that
@@ -411,7 +411,7 @@ class ReplicaManager:
             self._coordinator_leadership(topic, [], [p])
         self.broker.logs.delete_log(topic, p)
         log.info("%s-%d: not a replica here any more: stopped and deleted", topic, p)
-        self.broker.appended.notify()
+        self.broker.appended.notify((topic, p))
 
     def remove_topic(self, name: str) -> None:
         registry = self.broker.topics
@@ -434,7 +434,7 @@ class ReplicaManager:
         new = rp.high_watermark(plog.log_end_offset, plog.high_watermark)
         if new > plog.high_watermark:
             plog.high_watermark = new
-            self.broker.appended.notify()
+            self.broker.appended.notify((rp.topic, rp.partition))
 
     def after_leader_append(self, topic: str, p: int) -> None:
         rp = self.leader_partition(topic, p)
@@ -449,7 +449,7 @@ class ReplicaManager:
         under ``epoch`` reaches ``required_offset``; see ``replication_outcome``."""
         deadline = trio.current_time() + max(timeout_s, 0.0)
         while True:
-            waiter = self.broker.appended.waiter()
+            watch = self.broker.appended.watch([(topic, p)])  # armed before the check
             rp = self.leader_partition(topic, p)
             plog = self.broker.logs.get_log(topic, p)
             got = replication_outcome(
@@ -461,11 +461,12 @@ class ReplicaManager:
                 self.min_isr(topic),
             )
             if got is not None:
+                watch.close()
                 return got
             if trio.current_time() >= deadline:
+                watch.close()
                 return ErrorCode.request_timed_out
-            with trio.move_on_at(deadline):
-                await waiter.wait()
+            await watch.wait(deadline)
 
     def on_replica_fetch(self, replica_id: int, topic: str, p: int, fetch_offset: int) -> int:
         """A follower fetched: record its log end offset; returns an error code."""
@@ -519,7 +520,7 @@ class ReplicaManager:
                 self.advance_hw(rp, plog)
         else:
             rp.isr_change_pending = False
-        self.broker.appended.notify()
+        self.broker.appended.notify((rp.topic, rp.partition))
 
     async def _isr_loop(self) -> None:
         interval = max(self.lag_ms / 2000, 0.05)

@@ -98,18 +98,16 @@ async def write_txn_markers(
     now = now_ms()
     results: list[dict[TopicPartition, ErrorCode]] = []
     pending: list[tuple[int, TopicPartition, int, int]] = []  # (marker index, tp, epoch, last)
-    appended = False
     for i, marker in enumerate(markers):
         errors: dict[TopicPartition, ErrorCode] = {}
         for tp in marker.partitions:
             err, epoch, last = _append_marker(broker, marker, tp, now)
             errors[tp] = err
             if err == ErrorCode.none:
-                appended = True
                 pending.append((i, tp, epoch, last))
         results.append(errors)
-    if appended:
-        broker.appended.notify()
+    for _i, tp, _epoch, _last in pending:  # a marker moves the partition's LSO: wake fetches
+        broker.appended.notify(tp)
     replicas = broker.replicas
     if replicas is not None:
         # one deadline for all: the waits overlap (each returns once its partition is done)

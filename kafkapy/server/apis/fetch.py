@@ -91,6 +91,16 @@ def _resolve(broker, version, ft):
     return info, ErrorCode.unknown_topic_or_partition
 
 
+def _watched(broker, version, topics_req):
+    """The (topic, partition) keys a waiting fetch is woken by."""
+    keys = []
+    for ft in topics_req:
+        info, _ = _resolve(broker, version, ft)
+        if info is not None:
+            keys += [(info.name, fp.partition) for fp in ft.partitions]
+    return keys
+
+
 def replica_id_of(version, request) -> int:
     """The fetching replica's broker id (replica_id up to v14, replica_state from v15); -1 for
     consumers."""
@@ -208,15 +218,16 @@ async def handle(ctx, _request):
                 )
                 if err:
                     refused[(info.name, fp.partition)] = err
+    keys = _watched(broker, version, request.topics)
     while True:
-        waiter = broker.appended.waiter()
+        watch = broker.appended.watch(keys)  # armed before the read: no change is missed
         results, total, errors = _read_all(
             broker, version, request, request.topics, replica_id, refused, denied, max_bytes
         )
         if total >= request.min_bytes or errors or trio.current_time() >= deadline:
+            watch.close()
             break
-        with trio.move_on_at(deadline):
-            await waiter.wait()
+        await watch.wait(deadline)
     if quotas is not None:
         size = RawResponse(encode_fetch_response(version, results)).size
         throttle = quotas.fetch_throttle(ctx, size)

@@ -134,7 +134,7 @@ async def _await_replication(broker, pending, timeout_s: float):
     errors = {}
     todo = list(pending)
     while todo:
-        waiter = broker.appended.waiter()
+        watch = broker.appended.watch([(t, p) for t, p, _e, _l in todo])  # before the checks
         left = []
         for topic, partition, epoch, last in todo:
             rp = replicas.leader_partition(topic, partition)
@@ -148,13 +148,14 @@ async def _await_replication(broker, pending, timeout_s: float):
                 left.append((topic, partition, epoch, last))
         todo = left
         if not todo:
+            watch.close()
             break
         if trio.current_time() >= deadline:
+            watch.close()
             for topic, partition, _e, _l in todo:
                 errors[(topic, partition)] = ErrorCode.request_timed_out
             break
-        with trio.move_on_at(deadline):
-            await waiter.wait()
+        await watch.wait(deadline)
     return errors
 
 
@@ -215,7 +216,7 @@ async def handle(ctx, _request):
             )
     now = now_ms()
     failed = False
-    appended = False
+    appended = []  # (topic, partition) of each successful append
     results = []
     pending = []
     for td in request.topics:
@@ -233,14 +234,14 @@ async def handle(ctx, _request):
             if res[0] != ErrorCode.none:
                 failed = True
             else:
-                appended = True
+                appended.append((td.name, pd.index))
                 if acks == -1 and broker.replicas is not None:
                     rp = broker.replicas.leader_partition(td.name, pd.index)
                     epoch = rp.leader_epoch if rp is not None else -1
                     pending.append((td.name, pd.index, epoch, res[5]))
             results.append(res)
-    if appended:
-        broker.appended.notify()
+    for key in appended:  # wake the fetches waiting on these partitions
+        broker.appended.notify(key)
     # the records are in the log: the frame's request memory is free (Kafka releases a produce
     # request's buffer before it waits in purgatory), so acks=all waits hold none of it
     broker.request_memory.release(ctx.frame)
