@@ -363,7 +363,8 @@ def main() -> None:
                     res = run_section(servers if r % 2 == 0 else servers[::-1], a.seconds)
                     for k, v in res.items():
                         samples.setdefault(k, []).append(v)
-                        progress(f"  {k}: {v['cpu_us']:.1f} µs/request at {v['rate']:,.0f}/s "
+                        progress(f"  {k}: {v['cpu_us']:.1f} µs/request (user {v['user_us']:.1f}) "
+                                 f"at {v['rate']:,.0f}/s "
                                  f"(p50 {v['p50_ms']:.2f} ms, p99 {v['p99_ms']:.2f} ms)", "req")
         finally:
             for b in brokers.values():

@@ -9,12 +9,13 @@ every tagged section is empty.
 
 from __future__ import annotations
 
+import struct
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .wire import INT16, INT32, INT64, array_len, bytes_len, string
+from .wire import INT16, INT32, array_len, bytes_len, string
 
 FLEXIBLE_FROM = 12
 TOPIC_IDS_FROM = 13
@@ -43,6 +44,12 @@ class TopicResult:
     partitions: list[PartitionResult] = field(default_factory=list)
 
 
+_PARTITION_V4 = struct.Struct(">ihqq")  # partition, error, high watermark, last stable offset
+_PARTITION_V5 = struct.Struct(">ihqqq")  # ... log start offset
+_ABORTED = struct.Struct(">qq")  # producer id, first offset
+_NULL_ARRAY = {False: INT32.pack(-1), True: b"\x00"}
+
+
 def encode_fetch_response(
     version: int,
     topics: Sequence[TopicResult],
@@ -53,6 +60,10 @@ def encode_fetch_response(
 ) -> list[Any]:
     """Encode a Fetch response body; returns bytes and regions in wire order."""
     flexible = version >= FLEXIBLE_FROM
+    v5 = version >= 5
+    fixed = _PARTITION_V5 if v5 else _PARTITION_V4
+    null_aborted = _NULL_ARRAY[flexible]
+    with_replica = version >= 11
     out: list[Any] = []
     buf = bytearray()
     buf += INT32.pack(throttle_ms)
@@ -67,28 +78,35 @@ def encode_fetch_response(
             buf += string(t.name, flexible)
         buf += array_len(len(t.partitions), flexible)
         for p in t.partitions:
-            buf += INT32.pack(p.partition)
-            buf += INT16.pack(p.error_code)
-            buf += INT64.pack(p.high_watermark)
-            buf += INT64.pack(p.last_stable_offset)
-            if version >= 5:
-                buf += INT64.pack(p.log_start_offset)
+            if v5:
+                buf += fixed.pack(
+                    p.partition,
+                    p.error_code,
+                    p.high_watermark,
+                    p.last_stable_offset,
+                    p.log_start_offset,
+                )
+            else:
+                buf += fixed.pack(
+                    p.partition, p.error_code, p.high_watermark, p.last_stable_offset
+                )
             if p.aborted is None:
-                buf += array_len(None, flexible)
+                buf += null_aborted
             else:
                 buf += array_len(len(p.aborted), flexible)
                 for pid, first in p.aborted:
-                    buf += INT64.pack(pid) + INT64.pack(first)
+                    buf += _ABORTED.pack(pid, first)
                     if flexible:
                         buf += b"\x00"
-            if version >= 11:
+            if with_replica:
                 buf += INT32.pack(p.preferred_read_replica)
-            size = p.records_size
+            regions = p.regions
+            size = sum(r.length for r in regions) if regions else 0
             buf += bytes_len(size, flexible)
             if size:
                 out.append(bytes(buf))
                 buf = bytearray()
-                out.extend(p.regions)
+                out.extend(regions)
             if flexible:
                 buf += b"\x00"  # partition tagged fields
         if flexible:

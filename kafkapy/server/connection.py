@@ -341,16 +341,15 @@ async def serve_connection(
                     if not n:
                         return
                     activity.touch()
+                    if not channel.yielded:  # pipelined requests: let the others run first
+                        await trio.lowlevel.checkpoint()
                     frames = reader.received(n)
                 pool.lease_all(frames)
-                answered = await _serve_frames(
-                    broker, channel, frames, peer, conn_id, session, auth, activity
-                )
+                await _serve_frames(broker, channel, frames, peer, conn_id, session, auth, activity)
                 frames = []  # an idle connection must not keep its last request alive
                 if auth is not None:
                     reader.max_size = auth.max_receive
-                if not answered:  # no await has yielded (partial frame, acks=0): let others run
-                    await trio.lowlevel.checkpoint()
+                channel.yielded = False  # responses usually go out without yielding
         except AuthenticationFailed as e:
             log.info(
                 "failed authentication peer=%s listener=%s reason=%r",
