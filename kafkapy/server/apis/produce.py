@@ -44,6 +44,7 @@ time and the connection is muted for it (acks=0: muted only).
 from __future__ import annotations
 
 import logging
+import time
 from functools import partial
 
 import trio
@@ -169,8 +170,11 @@ async def _flush_if_due(broker, topics, results, now_ms: int) -> dict:
         for pd in td.partitions:
             if next(it)[0] != ErrorCode.none:
                 continue
+            plog = broker.topics.log(td.name, pd.index)
+            if plog is None or not plog.flush_due(now_ms):  # the usual case: no await at all
+                continue
             try:
-                await flush_if_due(broker.topics.log(td.name, pd.index), now_ms)
+                await flush_if_due(plog, now_ms)
             except StorageError as e:
                 failed[(td.name, pd.index)] = ErrorCode(e.error_code)
     return failed
@@ -178,8 +182,6 @@ async def _flush_if_due(broker, topics, results, now_ms: int) -> dict:
 
 @api("Produce", raw=True)
 async def handle(ctx, _request):
-    from ..broker import now_ms
-
     try:
         request = parse_produce_request(ctx.frame, ctx.header.body_offset, ctx.version)
     except DecodeError as e:
@@ -214,7 +216,7 @@ async def handle(ctx, _request):
                 txn_batches,
                 partial(map_verification_error, produce_version=ctx.version),
             )
-    now = now_ms()
+    now = time.time_ns() // 1_000_000
     failed = False
     appended = []  # (topic, partition) of each successful append
     results = []
