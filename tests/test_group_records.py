@@ -214,3 +214,17 @@ def test_embedded_counts_above_the_bytes_left_are_refused():
     subscription = struct.pack(">hi", 1, 2**31 - 1) + b"\x00\x01t"
     with pytest.raises(rec.RecordFormatError, match="array topics of 2147483647 items"):
         rec.decode_embedded("Subscription", subscription)
+
+
+@pytest.mark.parametrize("expire", [-1, 0, 1_700_000_999_000])
+def test_offset_commit_fast_paths_agree_with_the_spec(expire):
+    for group, topic, partition, offset, epoch, metadata in (
+        ("g", "t", 0, 0, -1, ""),
+        ("bench-group-1", "orders", 2**31 - 1, 2**62, 17, "métadonnées ✓"),
+        ("", "x" * 249, 5, -1, 0, "m" * 300),
+    ):
+        assert rec.offset_key(group, topic, partition) == rec.offset_key_from_spec(
+            group, topic, partition
+        )
+        v = rec.OffsetValue(offset, epoch, metadata, 1_700_000_000_000, expire)
+        assert rec.offset_value(v) == rec.offset_value_from_spec(v)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 import uuid
+from functools import cache
 from typing import Any
 
 from kafkapy.protocol.wire import DecodeError, read_uvarint, uvarint
@@ -22,6 +23,7 @@ I64 = struct.Struct(">q")
 FIXED = {"int8": I8, "int16": I16, "int32": I32, "int64": I64}
 
 
+@cache
 def parse_versions(spec: str) -> tuple[int, int]:
     """'N' -> (N, N); 'N+' -> (N, 32767); 'N-M' -> (N, M)."""
     if spec.endswith("+"):

@@ -7,6 +7,8 @@ negative) to 0 and is otherwise Math.abs.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 INT_MIN = -(2**31)
 
 
@@ -24,5 +26,8 @@ def kafka_abs(n: int) -> int:
     return 0 if n == INT_MIN else abs(n)
 
 
+@lru_cache(maxsize=65536)
 def partition_for(group_id: str, num_partitions: int) -> int:
+    """The __consumer_offsets (or __transaction_state) partition of a group (transactional) id;
+    cached: every group request asks it again for the same few ids."""
     return kafka_abs(java_string_hash(group_id)) % num_partitions

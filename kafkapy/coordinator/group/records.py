@@ -18,6 +18,7 @@ from typing import Any
 from kafkapy.coordinator import record_codec as codec
 from kafkapy.coordinator.record_codec import I16 as _I16
 from kafkapy.coordinator.record_codec import I32 as _I32
+from kafkapy.coordinator.record_codec import I64 as _I64
 from kafkapy.coordinator.record_codec import RecordFormatError, parse_versions
 from kafkapy.coordinator.record_codec import read_struct as _read_struct
 from kafkapy.coordinator.record_codec import write_struct as _write_struct
@@ -91,7 +92,27 @@ def _decode_value(name: str, data: bytes) -> dict:
     return codec.decode_value(spec(), name, data)
 
 
+# Offset commits are the hot records (one key and value per partition per commit): they are
+# packed directly in the versions the spec writes (OffsetCommitKey v1, OffsetCommitValue v3 and,
+# with an expire timestamp, v1), which tests/test_group_records.py checks against the spec-driven
+# writer.
+_VALUE_V3 = struct.Struct(">hqi")  # version, offset, leader epoch
+_VALUE_V1 = struct.Struct(">hq")  # version, offset
+_KEY_V1 = _I16.pack(1)
+
+
+def _string16(s: str) -> bytes:
+    raw = s.encode("utf-8")
+    return _I16.pack(len(raw)) + raw
+
+
 def offset_key(group: str, topic: str, partition: int) -> bytes:
+    return _KEY_V1 + _string16(group) + _string16(topic) + _I32.pack(partition)
+
+
+def offset_key_from_spec(group: str, topic: str, partition: int) -> bytes:
+    """``offset_key`` by the spec-driven writer (the reference the fast path is checked
+    against)."""
     return _encode_key("OffsetCommitKey", {"group": group, "topic": topic, "partition": partition})
 
 
@@ -100,6 +121,19 @@ def group_key(group: str) -> bytes:
 
 
 def offset_value(v: OffsetValue) -> bytes:
+    metadata = _string16(v.metadata or "")
+    if v.expire_timestamp >= 0:
+        return (
+            _VALUE_V1.pack(1, v.offset)
+            + metadata
+            + _I64.pack(v.commit_timestamp)
+            + _I64.pack(v.expire_timestamp)
+        )
+    return _VALUE_V3.pack(3, v.offset, v.leader_epoch) + metadata + _I64.pack(v.commit_timestamp)
+
+
+def offset_value_from_spec(v: OffsetValue) -> bytes:
+    """``offset_value`` by the spec-driven writer (the reference of the fast path)."""
     values = spec()["values"]["OffsetCommitValue"]
     version = values["write_version_with_expire_timestamp"] if v.expire_timestamp >= 0 else None
     return _encode_value(
