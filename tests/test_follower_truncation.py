@@ -20,7 +20,7 @@ from kafkapy.replication.truncation import (
     out_of_range,
     restart_for_first_batch,
 )
-from kafkapy.server.notify import AppendNotifier
+from kafkapy.server.purgatory import Purgatory
 from kafkapy.server.replica_fetcher import FETCHING, OUT_OF_RANGE, LeaderFetcher
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.log import PartitionLog
@@ -207,7 +207,7 @@ def _fetcher(plog: PartitionLog):
     manager = SimpleNamespace(
         me=2,
         partitions={("t", 0): rp},
-        broker=SimpleNamespace(logs=logs, appended=AppendNotifier()),
+        broker=SimpleNamespace(logs=logs, appended=Purgatory()),
         now_ms=lambda: 5000,
     )
     f = LeaderFetcher(manager, 1)  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ from kafkapy.protocol.errors import ErrorCode as E
 from kafkapy.replication.partition import PartitionReplica
 from kafkapy.server.config import BrokerConfig
 from kafkapy.server.group_service import OFFSETS_TOPIC, GroupService
-from kafkapy.server.notify import AppendNotifier
+from kafkapy.server.purgatory import Purgatory
 from kafkapy.server.replica_manager import ReplicaManager, replication_outcome
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.log import PartitionLog
@@ -63,7 +63,7 @@ def make(tmp_path, isr=(1, 2, 3), min_isr: int | None = None):
         config=BrokerConfig(offsets_topic_num_partitions=1),
         topics=topics,
         logs=topics,
-        appended=AppendNotifier(),
+        appended=Purgatory(),
         broker_id=ME,
         replicas=None,
     )
