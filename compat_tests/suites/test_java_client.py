@@ -111,3 +111,29 @@ def test_admin_client(flows_classes, broker):
     assert flat["group-offsets"] == {"altered": "15", "offset_deleted": "true",
                                      "group_deleted": "true"}
     assert flat["delete-topic"] == {"gone": "true"}
+
+
+def test_consumer_stays_on_incremental_fetch_sessions(flows_classes, tmp_path):
+    """Kafka's Java consumer uses fetch sessions (KIP-227): through a proxy that records the
+    session metadata, a consumer of 30 partitions reads every record once while its fetches
+    after the first are incremental, name (almost) nothing and are answered without errors."""
+    from compat_tests.fetch_proxy import FetchProxy
+    from kafkapy.testing import free_port
+
+    port = free_port()
+    with FetchProxy(port) as proxy:
+        proc = BrokerProcess(tmp_path / "broker", {
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{proxy.port}",
+        }, port=port).start()
+        try:
+            front = BrokerProcess(tmp_path / "unused", port=proxy.port)  # bootstrap: the proxy
+            got = run_flow(flows_classes, front, "sessions")["sessions"][0]
+        finally:
+            assert proc.stop() == 0, proc.log_text()[-3000:]
+    assert got["sent"] == got["read"] == "117" and got["duplicates"] == got["mismatched"] == "0"
+    fetches, responses = proxy.snapshot()
+    incremental = [f for f in fetches if f.session_id != 0 and f.epoch > 0]
+    assert len(incremental) > 10 and len(incremental) > len(fetches) * 3 // 4, fetches[:10]
+    assert sum(f.partitions for f in incremental) < len(incremental) * 5
+    assert all(r.error == 0 for r in responses), [r for r in responses if r.error][:5]
+    assert not proxy.problems, proxy.problems[:3]

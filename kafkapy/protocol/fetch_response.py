@@ -31,6 +31,7 @@ class PartitionResult:
     aborted: list[tuple[int, int]] | None = None  # (producer id, first offset); None = null
     regions: Sequence[Any] = ()  # record data: objects with .length, sent in order
     preferred_read_replica: int = -1
+    request: Any = None  # the request partition this answers (bookkeeping, not written)
 
     @property
     def records_size(self) -> int:

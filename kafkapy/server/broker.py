@@ -33,6 +33,7 @@ from .acl_listener import AclChangeListener
 from .config_listener import ConfigChangeListener
 from .connection_limit_configs import apply_connection_limits
 from .connection_quotas import ConnectionQuotas
+from .fetch_sessions import FetchSessionCache
 from .group_service import GroupService
 from .idle_expiry import IdleExpiry
 from .listeners import serve_listeners
@@ -68,6 +69,8 @@ class Broker:
         self.connections: set[int] = set()
         # requests waiting for partitions to change (long-poll Fetch, acks=all Produce)
         self.appended = Purgatory()
+        # incremental fetch sessions (KIP-227)
+        self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.cluster_id = ""
         self.controller_epoch = 0
         self.store: Any = None

@@ -2,7 +2,8 @@
 //
 // Compiled and run by compat_tests/suites/test_java_client.py:
 //     java -cp CLASSPATH JavaClientFlows BOOTSTRAP FLOW PREFIX
-// FLOW is produce, cooperative, static, consumer-protocol or admin; PREFIX keeps topic and group
+// FLOW is produce, cooperative, static, consumer-protocol, admin or sessions; PREFIX keeps topic
+// and group
 // names of one run apart. Each check prints one line, "check key=value ...", that the Python test
 // asserts on; an unexpected exception ends the program with exit status 1 and its stack trace.
 
@@ -71,6 +72,7 @@ public final class JavaClientFlows {
             case "static" -> flows.staticMembership();
             case "consumer-protocol" -> flows.consumerProtocol();
             case "admin" -> flows.adminFlow();
+            case "sessions" -> flows.sessions();
             default -> {
                 System.err.println("unknown flow " + args[1]);
                 System.exit(2);
@@ -398,6 +400,65 @@ public final class JavaClientFlows {
     }
 
     /** The AdminClient: topics, configs, partitions, offsets, records deletion, groups. */
+    /** A consumer of 30 partitions (fetch sessions, KIP-227): 3 records in every partition,
+     *  then rounds of idle polling followed by 3 records in a few partitions; every record must
+     *  be read once, with the value it was sent with. */
+    private void sessions() throws Exception {
+        String topic = prefix + "-sessions";
+        int partitions = 30;
+        try (Admin admin = admin()) {
+            createTopic(admin, topic, partitions);
+        }
+        Map<String, String> expected = new java.util.HashMap<>();
+        Map<String, String> seen = new java.util.HashMap<>();
+        int[] duplicates = {0};
+        try (KafkaProducer<String, String> p = producer(Map.of());
+             KafkaConsumer<String, String> c = consumer(
+                 Map.of(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "100"))) {
+            List<TopicPartition> tps = new ArrayList<>();
+            for (int i = 0; i < partitions; i++) {
+                tps.add(new TopicPartition(topic, i));
+            }
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            for (int round = 0; round < 4; round++) {
+                List<Integer> targets = new ArrayList<>();
+                if (round == 0) {
+                    for (int i = 0; i < partitions; i++) {
+                        targets.add(i);
+                    }
+                } else {
+                    long idleEnd = System.currentTimeMillis() + 1000;
+                    while (System.currentTimeMillis() < idleEnd) {
+                        if (!c.poll(POLL).isEmpty()) {
+                            throw new IllegalStateException("records while nothing was sent");
+                        }
+                    }
+                    targets = List.of(round, 7 * round % partitions, partitions - 1);
+                }
+                for (int t : targets) {
+                    for (int i = 0; i < 3; i++) {
+                        String value = round + "-" + t + "-" + i;
+                        RecordMetadata md = p.send(new ProducerRecord<>(topic, t, null, value)).get();
+                        expected.put(md.partition() + "@" + md.offset(), value);
+                    }
+                }
+                waitFor("round " + round, () -> {
+                    c.poll(POLL).forEach(r -> {
+                        if (seen.put(r.partition() + "@" + r.offset(), r.value()) != null) {
+                            duplicates[0]++;
+                        }
+                    });
+                    return seen.keySet().containsAll(expected.keySet());
+                });
+            }
+        }
+        long mismatched = expected.entrySet().stream()
+            .filter(e -> !e.getValue().equals(seen.get(e.getKey()))).count();
+        say("sessions sent=" + expected.size() + " read=" + seen.size() + " duplicates="
+            + duplicates[0] + " mismatched=" + mismatched);
+    }
+
     private void adminFlow() throws Exception {
         String topic = prefix + "-admin";
         String group = prefix + "-admin-group";

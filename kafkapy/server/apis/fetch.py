@@ -21,9 +21,12 @@ ZooKeeper mode: only the leader answers (else NOT_LEADER_OR_FOLLOWER). A fetch f
 (replica_id up to v14, replica_state from v15) reads up to the log end offset, and its fetch
 offset is recorded as that follower's log end offset (high watermark, ISR expansion).
 
-Fetch sessions (KIP-227): no session is ever created (the response's session id is 0), which is
-always legal; a client then keeps sending full fetch requests. An incremental request naming a
-session id gets FETCH_SESSION_ID_NOT_FOUND, as for an evicted session.
+Fetch sessions (KIP-227, server/fetch_sessions.py): a full fetch (epoch 0) opens a session when
+the cache (max.incremental.fetch.session.cache.slots) has room or may evict one; incremental
+fetches then name only what changed and are answered with only the partitions that have records,
+a new high watermark or log start offset, or an error; FETCH_SESSION_ID_NOT_FOUND,
+INVALID_FETCH_SESSION_EPOCH and FETCH_SESSION_TOPIC_ID_ERROR as in Kafka. Followers' sessions are
+privileged (they evict consumers'). An unchanged session partition is not even read.
 
 Authorization (with an authorizer): a follower's fetch needs CLUSTER_ACTION on the cluster (else
 every partition gets TOPIC_AUTHORIZATION_FAILED and nothing is recorded as its progress); a
@@ -39,6 +42,7 @@ and the connection is muted for it, as Kafka does.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 
 import trio
@@ -52,10 +56,10 @@ from kafkapy.storage.log import FileRegion
 
 from ..authorization import CLUSTER_ACTION, READ, TOPIC, authorize_cluster, authorized_names
 from ..connection import CloseConnection
+from ..fetch_sessions import INVALID_SESSION_ID, Incremental, SessionError, StaleEpoch, next_epoch
 from ..registry import api
 from ..responses import RawResponse
 
-FINAL_EPOCH = -1
 ZERO_UUID = uuid.UUID(int=0)  # kio reads the zero topic id as None
 READ_COMMITTED = 1
 
@@ -67,14 +71,14 @@ class _AllTopics:
         return True
 
 
-def _denied_topics(ctx, version, request, replica_id):
+def _denied_topics(ctx, version, topics, replica_id):
     """None without an authorizer, else the topic names this fetch may not read."""
     if ctx.broker.authorizer is None:
         return None
     if replica_id >= 0:
         return None if authorize_cluster(ctx, CLUSTER_ACTION) else _AllTopics()
     names = set()
-    for ft in request.topics:
+    for ft in topics:
         info, _ = _resolve(ctx.broker, version, ft)
         name = info.name if info else getattr(ft, "topic", None)
         if name is not None:
@@ -111,9 +115,22 @@ def replica_id_of(version, request) -> int:
 
 
 def _read_all(
-    broker, version, request, topics_req, replica_id=-1, refused=None, denied=None, max_bytes=None
+    broker,
+    version,
+    request,
+    topics_req,
+    replica_id=-1,
+    refused=None,
+    denied=None,
+    max_bytes=None,
+    incremental=False,
 ):
-    """One pass over the requested partitions. Returns (topic results, bytes, any error)."""
+    """One pass over the requested partitions. Returns (topic results, bytes, any error).
+
+    ``incremental``: ``topics_req`` holds a session's cached partitions (server/
+    fetch_sessions.py); one with nothing to read whose high watermark and log start offset are
+    those it was last answered with is left out of the results (an incremental response would
+    leave it out anyway) without reading its log."""
     remaining = request.max_bytes if max_bytes is None else max_bytes
     replicas = broker.replicas
     from_replica = replica_id >= 0 and replicas is not None
@@ -127,7 +144,9 @@ def _read_all(
         tid = info.topic_id if info else getattr(ft, "topic_id", None) or ZERO_UUID
         tr = TopicResult(name=name or "", topic_id=tid)
         for fp in ft.partitions:
-            pr = PartitionResult(partition=fp.partition, aborted=[] if read_committed else None)
+            pr = PartitionResult(
+                partition=fp.partition, aborted=[] if read_committed else None, request=fp
+            )
             tr.partitions.append(pr)
             if denied is not None and (info is not None or version < 13) and name in denied:
                 pr.error_code = ErrorCode.topic_authorization_failed
@@ -152,14 +171,21 @@ def _read_all(
                 epoch = rp.leader_epoch
             hw = pr.high_watermark = plog.high_watermark
             pr.last_stable_offset = plog.last_stable_offset if plog.has_transactions else hw
-            pr.log_start_offset = plog.log_start_offset
-            cle = getattr(fp, "current_leader_epoch", -1)
+            start = pr.log_start_offset = plog.log_start_offset
+            cle = fp.current_leader_epoch
             if cle >= 0 and cle != epoch:
                 pr.error_code = (
                     ErrorCode.fenced_leader_epoch if cle < epoch else ErrorCode.unknown_leader_epoch
                 )
                 errors = True
                 continue
+            if incremental and fp.high_watermark == hw and fp.local_log_start == start:
+                # nothing readable below ``end`` and still in range: nothing to say
+                leo = plog.log_end_offset
+                end = leo if from_replica else pr.last_stable_offset if read_committed else hw
+                if end <= fp.fetch_offset <= leo and start <= fp.fetch_offset and not plog.offline:
+                    tr.partitions.pop()
+                    continue
             limit = min(fp.partition_max_bytes, max(remaining, 0))
             try:
                 if read_committed and not from_replica:
@@ -193,22 +219,29 @@ async def handle(ctx, _request):
         raise CloseConnection(f"fetch request does not decode: {e}") from None
     broker = ctx.broker
     version = ctx.version
-    session_id = getattr(request, "session_id", 0)
-    if session_id != 0 and getattr(request, "session_epoch", FINAL_EPOCH) != FINAL_EPOCH:
-        body = encode_fetch_response(
-            version, [], error_code=ErrorCode.fetch_session_id_not_found, session_id=0
-        )
-        return RawResponse(body)
+    replica_id = replica_id_of(version, request)
+    context = broker.fetch_sessions.new_context(
+        version,
+        request.session_id,
+        request.session_epoch,
+        replica_id >= 0,
+        request.topics,
+        request.forgotten_topics_data,
+        _now_ms(),
+    )
+    if isinstance(context, SessionError):
+        return RawResponse(encode_fetch_response(version, [], error_code=context.error))
+    topics = context.topics  # the request's, or an incremental session's cached partitions
+    incremental = isinstance(context, Incremental)
     max_wait = request.max_wait_ms / 1000
     deadline = trio.current_time() + max(max_wait, 0.0)
-    replica_id = replica_id_of(version, request)
-    denied = _denied_topics(ctx, version, request, replica_id)
+    denied = _denied_topics(ctx, version, topics, replica_id)
     quotas = broker.client_quotas if broker.client_quotas.enabled and replica_id < 0 else None
     max_bytes = quotas.fetch_max_bytes(ctx, request.max_bytes) if quotas else None
     refused = {}
     if replica_id >= 0 and broker.replicas is not None and denied is None:
         # a follower's fetch: its fetch offset is its log end offset (moves the HW, the ISR)
-        for ft in request.topics:
+        for ft in topics:
             info, _ = _resolve(broker, version, ft)
             if info is None:
                 continue
@@ -218,11 +251,11 @@ async def handle(ctx, _request):
                 )
                 if err:
                     refused[(info.name, fp.partition)] = err
-    keys = _watched(broker, version, request.topics)
+    keys = _watched(broker, version, topics)
     while True:
         watch = broker.appended.watch(keys)  # armed before the read: no change is missed
         results, total, errors = _read_all(
-            broker, version, request, request.topics, replica_id, refused, denied, max_bytes
+            broker, version, request, topics, replica_id, refused, denied, max_bytes, incremental
         )
         if total >= request.min_bytes or errors or trio.current_time() >= deadline:
             watch.close()
@@ -231,9 +264,30 @@ async def handle(ctx, _request):
     if quotas is not None:
         size = RawResponse(encode_fetch_response(version, results)).size
         throttle = quotas.fetch_throttle(ctx, size)
-        if throttle:
-            return RawResponse(encode_fetch_response(version, [], throttle_ms=throttle))
-    return RawResponse(encode_fetch_response(version, _own_regions(results)))
+        if throttle:  # answered empty; a session stays as it is (Kafka's throttled response)
+            error, session_id = ErrorCode.none, INVALID_SESSION_ID
+            if incremental:
+                session_id = context.session.id
+                if context.session.epoch != next_epoch(context.request_epoch):
+                    error = ErrorCode.invalid_fetch_session_epoch
+            body = encode_fetch_response(
+                version, [], error_code=error, session_id=session_id, throttle_ms=throttle
+            )
+            return RawResponse(body)
+    try:
+        session_id, results = context.finish(results, _now_ms())
+    except StaleEpoch as e:  # a later request of the session was served meanwhile
+        body = encode_fetch_response(
+            version, [], error_code=ErrorCode.invalid_fetch_session_epoch, session_id=e.session_id
+        )
+        return RawResponse(body)
+    return RawResponse(
+        encode_fetch_response(version, _own_regions(results), session_id=session_id)
+    )
+
+
+def _now_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
 
 
 def _own_regions(results):
