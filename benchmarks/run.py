@@ -48,6 +48,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import fetch_sessions
 import issue17
 import latency
 import per_request
@@ -66,7 +67,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 LOG_APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
 SECTIONS = ("ceilings", "requests", "produce", "kafka-python", "fetch", "latency", "scale",
-            "cluster")
+            "sessions", "cluster")
 
 
 # ---- settings ---------------------------------------------------------------------------------
@@ -712,6 +713,32 @@ def run_requests(s: Settings, res: Results, root: Path, rep: int) -> None:
         res.add(f"requests.{key}.rate", "requests", label, "requests/s", v["rate"])
 
 
+# ---- fetch sessions --------------------------------------------------------------------------
+
+
+def run_sessions(s: Settings, res: Results, root: Path, rep: int) -> None:
+    """A consumer of 1,000 partitions with nothing new: incremental fetch (KIP-227 session)
+    against full fetch, broker CPU per request (benchmarks/fetch_sessions.py)."""
+    parts = 1000
+    seconds = 2.0 if s.quick else 5.0
+    with Broker(root, f"sessions-{rep}") as b:
+        progress(f"sessions: {parts} partitions, one record each")
+        fetch_sessions.prepare(b.bootstrap, parts, AdminClient, NewTopic, Producer)
+        for mode, wait, conns, key in (
+            ("long poll", fetch_sessions.LONG_POLL_MS, fetch_sessions.LONG_POLL_CONNS, "sessions"),
+            ("immediate", 0, 1, "sessions.immediate"),
+        ):
+            progress(f"sessions: full and incremental fetches, {mode} ({seconds:g} s each)")
+            got = fetch_sessions.measure(b.bootstrap, b.pid, "wide", parts, seconds, wait, conns)
+            for kind, v in got.items():
+                res.add(f"{key}.{kind}.cpu_us", "sessions",
+                        f"fetch of {parts} partitions with nothing new, {kind}, {mode}"
+                        + (f" ({conns} connections, max_wait {wait} ms)" if wait else
+                           " (max_wait 0)"),
+                        "broker CPU µs per request", v["cpu_us"], higher_is_better=False,
+                        note=f"{v['bytes']:,.0f} B response")
+
+
 # ---- end-to-end latency ----------------------------------------------------------------------
 
 
@@ -1277,7 +1304,8 @@ def main() -> int:
             runs = [("ceilings", run_ceilings), ("requests", run_requests),
                     ("produce", run_produce),
                     ("kafka-python", run_kafka_python), ("fetch", run_fetch),
-                    ("latency", run_latency), ("scale", run_scale)]
+                    ("latency", run_latency), ("scale", run_scale),
+                    ("sessions", run_sessions)]
             for name, fn in runs:
                 if name in s.sections:
                     progress(f"[{rep + 1}/{s.repeat}] {name}")

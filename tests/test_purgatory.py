@@ -149,3 +149,38 @@ def test_woken_waiters_do_not_pile_up_in_the_timer_heap():
             n.cancel_scope.cancel()
 
     run(main)
+
+
+def test_a_persistent_watch_stays_registered_and_is_rearmed():
+    async def main():
+        p = Purgatory()
+        async with trio.open_nursery() as n:
+            await n.start(p.run)
+            w = p.watch([("t", k) for k in range(100)], persistent=True)
+            start = trio.current_time()
+            assert await w.wait(start + 1) is False  # timed out: still registered
+            assert len(p) == 1 and trio.current_time() - start == 1
+            w.rearm()  # the caller re-arms, then checks its partitions...
+            p.notify(("t", 7))  # ...and a change after that is not lost
+            assert await w.wait(trio.current_time() + 5) is True
+            w.rearm()
+            start = trio.current_time()
+            n.start_soon(_notify_later, p, 0.5, ("t", 42))
+            assert await w.wait(start + 5) is True
+            assert trio.current_time() - start == 0.5
+            # an earlier arming's deadline does not fire a later arming
+            w.rearm()
+            start = trio.current_time()
+            assert await w.wait(start + 2) is False
+            assert trio.current_time() - start == 2
+            w.close()
+            assert len(p) == 0
+            p.notify(("t", 7))
+            n.cancel_scope.cancel()
+
+    run(main)
+
+
+async def _notify_later(p, delay, key):
+    await trio.sleep(delay)
+    p.notify(key)

@@ -66,11 +66,14 @@ class CachedPartition:
         "current_leader_epoch",
         "fetch_offset",
         "high_watermark",
+        "info",
         "last_fetched_epoch",
         "local_log_start",
         "log_start_offset",
         "partition",
         "partition_max_bytes",
+        "plog",
+        "stamp",
         "topic",
         "topic_id",
     )
@@ -81,9 +84,15 @@ class CachedPartition:
         self.partition = fp.partition
         self.high_watermark = -1
         self.local_log_start = -1
+        # set by the read when it found the partition unchanged: the topic view and log it
+        # read, and the log's stamp then; while all three are the same it is unchanged still
+        self.info: Any = None
+        self.plog: Any = None
+        self.stamp = -1
         self.update_request(fp)
 
     def update_request(self, fp: Any) -> None:
+        self.plog = None  # new parameters: read it again
         self.partition_max_bytes = fp.partition_max_bytes
         self.fetch_offset = fp.fetch_offset
         self.log_start_offset = fp.log_start_offset
@@ -121,6 +130,7 @@ class FetchSession:
     __slots__ = (
         "_topics",
         "cached_size",
+        "watch",
         "creation_ms",
         "epoch",
         "evictable_by_all",
@@ -151,19 +161,32 @@ class FetchSession:
         self.evictable_by_all = False
         self.evictable_by_privileged = False
         self._topics: list[SessionTopic] | None = None
+        # the session's persistent watch on its partitions (server/purgatory.py), kept across
+        # its long polls; closed when the partitions change or the session ends
+        self.watch: Any = None
+
+    def drop_watch(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
+            self.watch = None
 
     def update(self, requested: Iterable[tuple[Key, CachedPartition]], forgotten: Iterable[Key]):
         """Apply an incremental request: new or changed partitions, then forgotten ones."""
         parts = self.partitions
+        before = len(parts)
+        changed = False
         for key, cp in requested:
             have = parts.get(key)
             if have is None:
                 parts[key] = cp
+                changed = True
             else:
                 have.update_request(cp)
         for key in forgotten:
-            parts.pop(key, None)
-        self._topics = None
+            changed = parts.pop(key, None) is not None or changed
+        if changed or len(parts) != before:
+            self.drop_watch()  # it watches the old set of partitions
+            self._topics = None
 
     def rotate(self, keys: Iterable[Key]) -> None:
         """Partitions that returned records go to the end (the others get their turn)."""
@@ -412,6 +435,7 @@ class FetchSessionCache:
         session = self.sessions.pop(session_id, None)
         if session is not None:
             session.cached_size = -1
+            session.drop_watch()
         return session
 
     def touch(self, session: FetchSession, now_ms: int) -> None:

@@ -35,32 +35,46 @@ COMPACT_MIN = 1024  # timer heap size from which entries of woken waiters are dr
 
 
 class Watch:
-    """One armed waiter: fired by a notification of one of its keys or by its deadline."""
+    """One armed waiter: fired by a notification of one of its keys or by its deadline.
 
-    __slots__ = ("_owner", "fired", "keys", "task", "woken")
+    A persistent watch (a fetch session's) stays registered on its keys across waits: firing
+    it does not unregister it, ``rearm`` makes it wait again, ``close`` ends it. Re-arming costs
+    nothing however many partitions it watches."""
 
-    def __init__(self, owner: Purgatory, keys: tuple[Key, ...] | None) -> None:
+    __slots__ = ("_owner", "closed", "fired", "gen", "keys", "persistent", "task", "woken")
+
+    def __init__(self, owner: Purgatory, keys: tuple[Key, ...] | None, persistent: bool) -> None:
         self._owner = owner
         self.keys = keys  # None: every notification fires it
-        self.fired = False  # notified (or closed) since armed
+        self.persistent = persistent
+        self.fired = False  # notified (or timed out, or closed) since armed
         self.woken = False  # fired by a notification, not by the deadline
         self.task: Any = None  # the parked task while waiting
+        self.gen = 0  # which arming a deadline in the timer heap belongs to
+        self.closed = False
 
     async def wait(self, deadline: float) -> bool:
         """Wait until fired or ``deadline`` (trio time); True when a notification fired it.
-        The watch is closed afterwards."""
+        A watch that is not persistent is closed afterwards."""
         return await self._owner._wait(self, deadline)
 
+    def rearm(self) -> None:
+        """Wait again (a persistent watch, after a wait or a notification)."""
+        self.fired = self.woken = False
+        self.gen += 1
+
     def close(self) -> None:
-        """Disarm without waiting (the caller found what it was waiting for)."""
-        self._owner._forget(self)
+        """Disarm and unregister (the caller found what it waited for, or is done)."""
+        if not self.closed:
+            self._owner._forget(self)
+            self.closed = True
         self.fired = True
 
     def __enter__(self) -> Watch:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if not self.fired:
+        if not self.persistent:
             self.close()
 
 
@@ -70,7 +84,7 @@ class Purgatory:
     def __init__(self) -> None:
         self._by_key: dict[Key, dict[Watch, None]] = {}
         self._everything: dict[Watch, None] = {}
-        self._heap: list[tuple[float, int, Watch]] = []
+        self._heap: list[tuple[float, int, Watch, int]] = []
         self._timer: trio.CancelScope | None = None
         self._event = trio.Event()  # waiter(): set by every notification
         self._event_taken = False
@@ -78,9 +92,9 @@ class Purgatory:
 
     # ---- arming and waiting --------------------------------------------------------------
 
-    def watch(self, keys: Iterable[Key] | None = None) -> Watch:
+    def watch(self, keys: Iterable[Key] | None = None, *, persistent: bool = False) -> Watch:
         """Arm a waiter on ``keys`` (None: on every notification)."""
-        w = Watch(self, None if keys is None else tuple(keys))
+        w = Watch(self, None if keys is None else tuple(keys), persistent)
         if w.keys is None:
             self._everything[w] = None
         else:
@@ -96,19 +110,21 @@ class Purgatory:
     async def _wait(self, w: Watch, deadline: float) -> bool:
         if w.fired or trio.current_time() >= deadline:
             woken = w.woken
-            w.close()
+            if not w.persistent:
+                w.close()
             await trio.lowlevel.checkpoint()
             return woken
         if self._timer is None:  # no timer task (tests of parts): a scope of our own
             with trio.move_on_at(deadline):
                 await self._park(w)
             woken = w.woken
-            w.close()
+            if not w.persistent or not w.fired:
+                w.close()
             return woken
         heap = self._heap
-        heapq.heappush(heap, (deadline, next(_seq), w))
+        heapq.heappush(heap, (deadline, next(_seq), w, w.gen))
         if len(heap) > self._compact_at:  # entries of waiters woken early: drop them
-            heap[:] = [e for e in heap if not e[2].fired]
+            heap[:] = [e for e in heap if not e[2].fired and e[2].gen == e[3]]
             heapq.heapify(heap)
             self._compact_at = max(COMPACT_MIN, 2 * len(heap))
         if deadline < self._timer.deadline:
@@ -149,7 +165,9 @@ class Purgatory:
     def _fire(self, w: Watch, woken: bool) -> None:
         if w.fired:
             return
-        self._forget(w)
+        if not w.persistent:
+            self._forget(w)
+            w.closed = True
         w.fired = True
         w.woken = woken
         task, w.task = w.task, None
@@ -157,7 +175,7 @@ class Purgatory:
             trio.lowlevel.reschedule(task)
 
     def _forget(self, w: Watch) -> None:
-        if w.fired:
+        if w.closed:
             return
         if w.keys is None:
             self._everything.pop(w, None)
@@ -187,14 +205,16 @@ class Purgatory:
         try:
             while True:
                 heap = self._heap
-                while heap and heap[0][2].fired:  # woken by a notification earlier
-                    heapq.heappop(heap)
+                while heap and (heap[0][2].fired or heap[0][2].gen != heap[0][3]):
+                    heapq.heappop(heap)  # woken by a notification earlier, or re-armed since
                 with trio.CancelScope(deadline=heap[0][0] if heap else math.inf) as scope:
                     self._timer = scope
                     await trio.sleep_forever()
                 self._timer = None
                 now = trio.current_time()
                 while heap and heap[0][0] <= now:
-                    self._fire(heapq.heappop(heap)[2], False)
+                    _deadline, _seq_no, w, gen = heapq.heappop(heap)
+                    if w.gen == gen:
+                        self._fire(w, False)
         finally:
             self._timer = None

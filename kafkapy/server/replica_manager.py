@@ -359,6 +359,7 @@ class ReplicaManager:
         )
         if change == "stale":
             return
+        plog.stamp += 1  # leadership or epoch may have changed: fetch sessions read it again
         if change == "leader":
             log.info("%s-%d: leader with epoch %d isr %s", topic, p, state.leader_epoch, state.isr)
             plog.epoch_cache.assign(state.leader_epoch, plog.log_end_offset)

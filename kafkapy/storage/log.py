@@ -158,9 +158,13 @@ class PartitionLog(TransactionalLog):
         self.config = config
         self.segments: list[LogSegment] = []
         self._bases: list[int] = []
-        self.log_start_offset = 0
-        self.log_end_offset = 0
-        self.high_watermark = 0
+        # what fetchers see (the four offsets/flags below) changes only with ``stamp``: a fetch
+        # session skips a partition whose stamp is the one it last answered with
+        self.stamp = 0
+        self._log_start_offset = 0
+        self._log_end_offset = 0
+        self._high_watermark = 0
+        self._offline = False
         self.recovery_point = 0
         self.producer_state = ProducerStateManager()
         # set once a transactional batch is seen: until then the LSO is the high watermark
@@ -171,7 +175,6 @@ class PartitionLog(TransactionalLog):
         self._truncations = 0  # a flush started before a truncation does not move the point
         # I/O errors: the LogManager's handler (takes the directory offline) and the state
         self.on_io_error: Callable[[Path, str, OSError], None] | None = None
-        self.offline = False
         # renamed ``.deleted`` files and the time (ms) after which they are removed
         self.pending_deletes: list[tuple[int, list[Path]]] = []
         self.cleaning = False  # the log cleaner holds a snapshot of this log's segments
@@ -181,6 +184,48 @@ class PartitionLog(TransactionalLog):
         # a topic id recorded but not yet in partition.metadata (see flush_metadata_file)
         self.metadata_pending: uuid.UUID | None = None
         self._metadata_lock = threading.Lock()
+
+    # ---- what fetchers see: every change moves ``stamp`` ------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @log_start_offset.setter
+    def log_start_offset(self, value: int) -> None:
+        if value != self._log_start_offset:
+            self._log_start_offset = value
+            self.stamp += 1
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._log_end_offset
+
+    @log_end_offset.setter
+    def log_end_offset(self, value: int) -> None:
+        if value != self._log_end_offset:
+            self._log_end_offset = value
+            self.stamp += 1
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, value: int) -> None:
+        if value != self._high_watermark:
+            self._high_watermark = value
+            self.stamp += 1
+
+    @property
+    def offline(self) -> bool:
+        return self._offline
+
+    @offline.setter
+    def offline(self, value: bool) -> None:
+        if value != self._offline:
+            self._offline = value
+            self.stamp += 1
 
     @_storage_io("writing the topic id of")
     def flush_metadata_file(self) -> None:
@@ -862,6 +907,7 @@ class PartitionLog(TransactionalLog):
             self.metadata_pending = None
 
     def close(self) -> None:
+        self.stamp += 1  # a closed log is no fetcher's any more
         if self.metadata_pending is not None and not self.offline:
             with contextlib.suppress(KafkaStorageError):  # the directory went offline
                 self.flush_metadata_file()

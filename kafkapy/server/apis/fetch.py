@@ -105,6 +105,23 @@ def _watched(broker, version, topics_req):
     return keys
 
 
+def _watch(broker, version, topics, context):
+    """An armed watch on the fetch's partitions: an incremental session's own persistent one
+    (re-armed: free however many partitions it has), else a new one."""
+    if isinstance(context, Incremental):
+        session = context.session
+        w = session.watch
+        if w is None or w.closed:
+            w = session.watch = broker.appended.watch(
+                _watched(broker, version, topics), persistent=True
+            )
+            return w
+        if w.task is None:  # not in use by another request of this session (a duplicate)
+            w.rearm()
+            return w
+    return broker.appended.watch(_watched(broker, version, topics))
+
+
 def replica_id_of(version, request) -> int:
     """The fetching replica's broker id (replica_id up to v14, replica_state from v15); -1 for
     consumers."""
@@ -143,7 +160,18 @@ def _read_all(
         name = info.name if info else getattr(ft, "topic", "")
         tid = info.topic_id if info else getattr(ft, "topic_id", None) or ZERO_UUID
         tr = TopicResult(name=name or "", topic_id=tid)
+        # a session partition found unchanged last time, whose log and topic view are the same
+        # and whose log's stamp has not moved since, is unchanged still: skipped unread
+        skip_same = incremental and info is not None and (denied is None or name not in denied)
         for fp in ft.partitions:
+            if (
+                skip_same
+                and fp.info is info
+                and fp.plog is not None
+                and fp.plog.stamp == fp.stamp
+                and (not refused or (name, fp.partition) not in refused)
+            ):
+                continue
             pr = PartitionResult(
                 partition=fp.partition, aborted=[] if read_committed else None, request=fp
             )
@@ -179,13 +207,17 @@ def _read_all(
                 )
                 errors = True
                 continue
-            if incremental and fp.high_watermark == hw and fp.local_log_start == start:
-                # nothing readable below ``end`` and still in range: nothing to say
-                leo = plog.log_end_offset
-                end = leo if from_replica else pr.last_stable_offset if read_committed else hw
-                if end <= fp.fetch_offset <= leo and start <= fp.fetch_offset and not plog.offline:
-                    tr.partitions.pop()
-                    continue
+            if incremental:
+                fp.plog = None  # skipped next time only if found unchanged now
+                if fp.high_watermark == hw and fp.local_log_start == start:
+                    # nothing readable below ``end`` and still in range: nothing to say
+                    leo = plog.log_end_offset
+                    end = leo if from_replica else pr.last_stable_offset if read_committed else hw
+                    if end <= fp.fetch_offset <= leo and start <= fp.fetch_offset:
+                        if not plog.offline:
+                            tr.partitions.pop()
+                            fp.info, fp.plog, fp.stamp = info, plog, plog.stamp
+                            continue
             limit = min(fp.partition_max_bytes, max(remaining, 0))
             try:
                 if read_committed and not from_replica:
@@ -251,16 +283,14 @@ async def handle(ctx, _request):
                 )
                 if err:
                     refused[(info.name, fp.partition)] = err
-    keys = _watched(broker, version, topics)
     while True:
-        watch = broker.appended.watch(keys)  # armed before the read: no change is missed
         results, total, errors = _read_all(
             broker, version, request, topics, replica_id, refused, denied, max_bytes, incremental
         )
         if total >= request.min_bytes or errors or trio.current_time() >= deadline:
-            watch.close()
             break
-        await watch.wait(deadline)
+        # watched from right after the read (nothing else ran in between): no change is missed
+        await _watch(broker, version, topics, context).wait(deadline)
     if quotas is not None:
         size = RawResponse(encode_fetch_response(version, results)).size
         throttle = quotas.fetch_throttle(ctx, size)
