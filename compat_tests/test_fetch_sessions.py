@@ -133,6 +133,36 @@ def test_session_errors_and_closing(session_broker):
         assert fetch(c, by_id, -1, [(0, 0)], topic_id=tid, wait_ms=0)[1] == 0
 
 
+def test_log_start_moves_and_out_of_range_offsets_reach_the_session(session_broker):
+    """A partition skipped as unchanged is answered again as soon as its log start moves
+    (DeleteRecords), and an offset that fell out of range is an error, not silence."""
+    from confluent_kafka import TopicPartition
+
+    bs = session_broker.bootstrap
+    produce(bs, 1, 5)
+    with RawClient(bs) as c:
+        _, sid, _, _ = fetch(c, 0, 0, [(0, 0), (1, 5)])
+        assert fetch(c, sid, 1, wait_ms=0)[2] == []  # both unchanged: nothing listed, unread
+        assert fetch(c, sid, 2, wait_ms=0)[2] == []
+        admin = AdminClient({"bootstrap.servers": bs})
+        tp = TopicPartition("s", 1, 3)
+        admin.delete_records([tp])[tp].result(10)
+        err, _, parts, _ = fetch(c, sid, 3, wait_ms=0)
+        assert (err, [(p, hw) for p, hw, _ in parts]) == (0, [(1, 5)])
+        assert fetch(c, sid, 4, wait_ms=0)[2] == []
+        # the client goes back below the new log start: OFFSET_OUT_OF_RANGE for that partition
+        m = f12
+        req = m.FetchRequest(
+            cluster_id=None, replica_id=-1, max_wait=datetime.timedelta(0), min_bytes=1,
+            max_bytes=1 << 20, isolation_level=0, session_id=sid, session_epoch=5,
+            topics=(m.FetchTopic(topic="s", partitions=(_partition(m, 1, 1),)),),
+            forgotten_topics_data=(), rack_id="",
+        )
+        r = c.request(req)
+        codes = [(p.partition_index, p.error_code) for t in r.responses for p in t.partitions]
+        assert codes == [(1, ErrorCode.offset_out_of_range)]
+
+
 def test_a_deleted_topic_is_reported_in_the_session(session_broker):
     bs = session_broker.bootstrap
     with RawClient(bs) as c:
