@@ -159,6 +159,104 @@ static PyObject *walk_records(PyObject *self, PyObject *args) {
     return res;
 }
 
+/* scan_records(buf, pos, end, count): the records of buf[pos:end] (magic 2, decompressed), one
+ * tuple each: (offset_delta, timestamp_delta, key bytes or None, value is null, position of
+ * the attributes byte, position after the timestamp delta, end of the record). What the log
+ * cleaner needs to decide on a record and to copy it without decoding it again. The pure-Python
+ * `scan_records_py` in record_scan.py is its reference; the two raise on exactly the same input
+ * (ValueError with the same message). Reads never go past `end`. */
+static PyObject *scan_records(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, end;
+    long long count;
+    if (!PyArg_ParseTuple(args, "y*nnL", &view, &pos, &end, &count)) return NULL;
+    PyObject *out = NULL;
+    const char *err = NULL;
+    if (pos < 0 || end < pos || end > view.len || count < 0) {
+        err = "truncated record";
+        goto done;
+    }
+    const uint8_t *b = (const uint8_t *)view.buf;
+    Py_ssize_t n = end; /* bounded by the records section */
+    out = PyList_New(0);
+    if (out == NULL) goto done;
+    for (long long i = 0; i < count; i++) {
+        int64_t length, ts_delta, off_delta, klen, vlen, nh, hk, hv;
+        int rc;
+#define SCAN(dst)                                                    \
+        rc = read_varint(b, n, &pos, &(dst));                        \
+        if (rc == TRUNCATED) { err = "truncated record"; goto fail; } \
+        if (rc == TOO_LONG) { err = "varint is too long"; goto fail; }
+        SCAN(length);
+        if (length < 6 || length > (int64_t)(n - pos)) { err = "invalid record length"; goto fail; }
+        Py_ssize_t rec_end = pos + (Py_ssize_t)length;
+        Py_ssize_t attr = pos;
+        pos += 1;
+        SCAN(ts_delta);
+        Py_ssize_t body = pos;
+        SCAN(off_delta);
+        SCAN(klen);
+        PyObject *key;
+        if (klen >= 0) {
+            if (klen > (int64_t)(rec_end - pos)) { err = "truncated record"; goto fail; }
+            key = PyBytes_FromStringAndSize((const char *)b + pos, (Py_ssize_t)klen);
+            if (key == NULL) goto fail;
+            pos += (Py_ssize_t)klen;
+        } else if (klen == -1) {
+            key = Py_NewRef(Py_None);
+        } else {
+            err = "invalid key length";
+            goto fail;
+        }
+        rc = read_varint(b, n, &pos, &vlen);
+        if (rc != 0 || vlen < -1 || (vlen > 0 && vlen > (int64_t)(rec_end - pos))) {
+            Py_DECREF(key);
+            err = rc == TOO_LONG ? "varint is too long" : "truncated record";
+            if (rc == 0 && vlen < -1) err = "invalid value length";
+            goto fail;
+        }
+        if (vlen > 0) pos += (Py_ssize_t)vlen;
+        rc = read_varint(b, n, &pos, &nh);
+        if (rc != 0 || nh < 0) {
+            Py_DECREF(key);
+            err = rc == TOO_LONG ? "varint is too long" : (rc ? "truncated record" : "invalid header count");
+            goto fail;
+        }
+        for (int64_t h = 0; h < nh; h++) {
+            rc = read_varint(b, n, &pos, &hk);
+            if (rc == 0 && (hk < 0 || hk > (int64_t)(rec_end - pos))) rc = TRUNCATED;
+            if (rc == 0) pos += (Py_ssize_t)hk;
+            if (rc == 0) rc = read_varint(b, n, &pos, &hv);
+            if (rc == 0 && (hv < -1 || (hv > 0 && hv > (int64_t)(rec_end - pos)))) rc = TRUNCATED;
+            if (rc != 0) {
+                Py_DECREF(key);
+                err = rc == TOO_LONG ? "varint is too long" : "truncated record";
+                goto fail;
+            }
+            if (hv > 0) pos += (Py_ssize_t)hv;
+        }
+        if (pos != rec_end) {
+            Py_DECREF(key);
+            err = "record fields do not match the record length";
+            goto fail;
+        }
+#undef SCAN
+        PyObject *t = Py_BuildValue("(LLNOnnn)", (long long)off_delta, (long long)ts_delta, key,
+                                    vlen == -1 ? Py_True : Py_False, attr, body, rec_end);
+        if (t == NULL) goto fail;
+        int appended = PyList_Append(out, t);
+        Py_DECREF(t);
+        if (appended < 0) goto fail;
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    PyBuffer_Release(&view);
+    if (err != NULL && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, err);
+    return out;
+}
+
 static PyObject *uninitialized_bytearray(PyObject *self, PyObject *arg) {
     Py_ssize_t n = PyLong_AsSsize_t(arg);
     if (n == -1 && PyErr_Occurred()) return NULL;
@@ -172,6 +270,9 @@ static PyObject *uninitialized_bytearray(PyObject *self, PyObject *arg) {
 static PyMethodDef methods[] = {
     {"walk_records", walk_records, METH_VARARGS,
      "walk_records(buf, pos, end, count, require_keys) -> None | (kind, message)"},
+    {"scan_records", scan_records, METH_VARARGS,
+     "scan_records(buf, pos, end, count) -> [(offset_delta, ts_delta, key, value_null, attr_pos, "
+     "body_pos, end), ...]"},
     {"uninitialized_bytearray", uninitialized_bytearray, METH_O,
      "uninitialized_bytearray(n) -> bytearray of n bytes, not cleared"},
     {NULL, NULL, 0, NULL},

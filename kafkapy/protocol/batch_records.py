@@ -148,6 +148,45 @@ def encode_batch(
     max_ts = max(r.timestamp for r in records)
     deltas = [r.offset - base_offset for r in records] if keep_offsets else range(len(records))
     raw = b"".join(_encode_record(r, d, base_ts) for r, d in zip(records, deltas, strict=True))
+    return pack_batch(
+        raw,
+        len(records),
+        base_offset=base_offset,
+        last_offset_delta=deltas[-1] if last_offset_delta is None else last_offset_delta,
+        base_timestamp=base_ts,
+        max_timestamp=max_ts,
+        codec=codec,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        timestamp_type=timestamp_type,
+        is_transactional=is_transactional,
+        is_control=is_control,
+        partition_leader_epoch=partition_leader_epoch,
+        delete_horizon=delete_horizon_ms is not None,
+    )
+
+
+def pack_batch(
+    raw: bytes,
+    count: int,
+    *,
+    base_offset: int,
+    last_offset_delta: int,
+    base_timestamp: int,
+    max_timestamp: int,
+    codec: int = 0,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    timestamp_type: int = CREATE_TIME,
+    is_transactional: bool = False,
+    is_control: bool = False,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    delete_horizon: bool = False,
+) -> bytes:
+    """A batch around ``count`` encoded records (``raw``, uncompressed; compressed here with
+    ``codec``) whose deltas are relative to ``base_offset`` and ``base_timestamp``."""
     if codec:
         from kafkapy.protocol import compression
 
@@ -159,9 +198,8 @@ def encode_batch(
         attributes |= TRANSACTIONAL_BIT
     if is_control:
         attributes |= CONTROL_BIT
-    if delete_horizon_ms is not None:
+    if delete_horizon:
         attributes |= DELETE_HORIZON_BIT
-    lod = deltas[-1] if last_offset_delta is None else last_offset_delta
     header = bytearray(
         HEADER.pack(
             base_offset,
@@ -170,13 +208,13 @@ def encode_batch(
             MAGIC,
             0,
             attributes,
-            lod,
-            base_ts,
-            max_ts,
+            last_offset_delta,
+            base_timestamp,
+            max_timestamp,
             producer_id,
             producer_epoch,
             base_sequence,
-            len(records),
+            count,
         )
     )
     batch = header + raw

@@ -50,6 +50,7 @@ from kafkapy.protocol.batch_records import (
     encode_batch,
     encode_empty_batch,
     encode_varint,
+    pack_batch,
     records_section,
 )
 from kafkapy.protocol.record_walk import NATIVE_WALK, walk_records
@@ -88,6 +89,7 @@ __all__ = [
     "encode_batch",
     "encode_empty_batch",
     "encode_varint",
+    "pack_batch",
     "iter_batches",
     "parse_batch_header",
     "records_section",

@@ -11,7 +11,8 @@ the dirtiest log goes first.
 
 Cleaning one log:
 
-1. *Offset map*: the dirty records' keys (MD5, 16 bytes) -> latest offset. Its capacity is what
+1. *Offset map*: the dirty records' keys (MD5, 16 bytes, unless shorter) -> latest offset.
+   Records are scanned (protocol/record_scan.py), not decoded. Its capacity is what
    ``log.cleaner.dedupe.buffer.size`` holds at Kafka's 24 bytes an entry and load factor 0.9; a
    full map ends the pass early (the rest is cleaned next time).
 2. *Filter* (storage/cleaner_filter.py) every segment from the log start up to the map's end,
@@ -52,11 +53,11 @@ from typing import TYPE_CHECKING
 
 from kafkapy.protocol.record_batch import (
     BATCH_HEADER_SIZE,
-    decode_records,
+    CorruptRecordError,
     parse_batch_header,
 )
 from kafkapy.storage.checkpoints import read_offset_checkpoint, write_offset_checkpoint
-from kafkapy.storage.cleaner_filter import filter_batch
+from kafkapy.storage.cleaner_filter import filter_batch, scan_batch
 from kafkapy.storage.cleaner_txn import CleanedTxnState
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.index import OffsetIndex, TimeIndex
@@ -86,7 +87,10 @@ class CleanerAborted(Exception):
 
 
 class OffsetMap:
-    """Key hash -> latest offset, with Kafka's SkimpyOffsetMap capacity for a memory size."""
+    """Key -> latest offset, with Kafka's SkimpyOffsetMap capacity for a memory size. As in
+    Kafka a key is held as its MD5 hash (16 bytes), except that a key of at most 16 bytes is
+    held as itself (no longer, and no hashing); hashes are 17 bytes (a zero byte and the
+    digest), so a key and another key's hash can never be equal."""
 
     def __init__(self, memory: int) -> None:
         self.slots = max(1, int(memory * LOAD_FACTOR) // BYTES_PER_ENTRY)
@@ -98,14 +102,23 @@ class OffsetMap:
 
     @staticmethod
     def _hash(key: bytes) -> bytes:
-        return hashlib.md5(key, usedforsecurity=False).digest()
+        if len(key) <= HASH_SIZE:
+            return key
+        return b"\x00" + hashlib.md5(key, usedforsecurity=False).digest()
+
+    @property
+    def entries(self) -> dict[bytes, int]:
+        """The map itself, keyed by ``slot_key`` (for loops over many records)."""
+        return self._map
+
+    slot_key = _hash
 
     def put(self, key: bytes, offset: int) -> None:
-        self._map[self._hash(key)] = offset
+        self._map[key if len(key) <= HASH_SIZE else self._hash(key)] = offset
         self.latest_offset = offset
 
     def get(self, key: bytes) -> int:
-        return self._map.get(self._hash(key), -1)
+        return self._map.get(key if len(key) <= HASH_SIZE else self._hash(key), -1)
 
     def room(self) -> int:
         return self.slots - len(self._map)
@@ -367,9 +380,17 @@ class LogCleaner:
                 if h.records_count > omap.room() and len(omap):
                     omap.latest_offset = end - 1
                     return end
-                for r in decode_records(data):
-                    if r.offset >= task.first_dirty and r.key is not None:
-                        omap.put(r.key, r.offset)
+                try:
+                    scanned = scan_batch(h, data)[2]
+                except ValueError as e:
+                    raise CorruptRecordError(f"batch at offset {h.base_offset}: {e}") from None
+                base, first = h.base_offset, task.first_dirty
+                entries, slot_key = omap.entries, OffsetMap.slot_key
+                for rec in scanned:
+                    key = rec[2]
+                    if key is not None and base + rec[0] >= first:
+                        entries[key if len(key) <= HASH_SIZE else slot_key(key)] = base + rec[0]
+                        omap.latest_offset = base + rec[0]
                 end = h.next_offset
         omap.latest_offset = end - 1
         return end

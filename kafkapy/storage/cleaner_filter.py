@@ -10,6 +10,13 @@ batch, kept for its epoch and sequence), or not at all:
   first time, KIP-534) has passed;
 - a marker stays while its transaction has data; then it is stamped with a delete horizon and
   goes once that has passed (kept empty when it is its producer's last entry).
+
+Records are looked at once, by the record scanner (protocol/record_scan.py: offset and
+timestamp deltas, key, null value, where each record lies), not decoded into Record objects; a
+rewritten batch copies the kept records' bytes (only their timestamp deltas are written again,
+against the first kept record's timestamp, as Kafka's rebuilt batches have it). A batch that
+gets its first delete horizon is encoded afresh (its timestamps become relative to the
+horizon, KIP-534).
 """
 
 from __future__ import annotations
@@ -17,12 +24,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kafkapy.protocol.record_batch import (
+    DEFAULT_MAX_DECOMPRESSED,
+    LOG_APPEND_TIME,
     BatchHeader,
+    CorruptRecordError,
     Record,
     decode_records,
     encode_batch,
     encode_empty_batch,
+    encode_varint,
+    pack_batch,
+    records_section,
 )
+from kafkapy.protocol.record_scan import ScannedRecord, scan_records
 
 if TYPE_CHECKING:
     from kafkapy.storage.cleaner import CleanTask, OffsetMap
@@ -66,6 +80,51 @@ def _rewrite(h: BatchHeader, records: list[Record], horizon: int | None) -> byte
     )
 
 
+def scan_batch(h: BatchHeader, data: bytes) -> tuple[object, int, list[ScannedRecord]]:
+    """(the records section, where it starts, its records' scans); ValueError if corrupt."""
+    b, pos, end = records_section(data, 0, h, DEFAULT_MAX_DECOMPRESSED)
+    return b, pos, scan_records(b, pos, end, h.records_count)
+
+
+def _rewrite_raw(
+    h: BatchHeader, b, kept: list[tuple[int, ScannedRecord]], keep_horizon: bool
+) -> bytes:
+    """The batch with only the ``kept`` records ((start, scan) each), their bytes copied (offset
+    deltas kept). With ``keep_horizon`` the batch keeps its delete horizon (its base timestamp:
+    the deltas stay); otherwise the base timestamp becomes the first kept record's, so only the
+    timestamp deltas that change are written again."""
+    base_ts = h.base_timestamp
+    new_base = base_ts if keep_horizon else base_ts + kept[0][1][1]
+    log_append = h.timestamp_type == LOG_APPEND_TIME
+    max_ts = h.max_timestamp if log_append else max(base_ts + rec[1] for _s, rec in kept)
+    parts = []
+    for start, (_off, ts_delta, _key, _null, attr, body, end) in kept:
+        delta = base_ts + ts_delta - new_base
+        if delta == ts_delta:
+            parts.append(bytes(b[start:end]))
+        else:
+            head = bytes((b[attr],)) + encode_varint(delta)
+            rest = bytes(b[body:end])
+            parts.append(encode_varint(len(head) + len(rest)) + head + rest)
+    return pack_batch(
+        b"".join(parts),
+        len(kept),
+        base_offset=h.base_offset,
+        last_offset_delta=h.last_offset_delta,
+        base_timestamp=new_base,
+        max_timestamp=max_ts,
+        codec=h.codec,
+        producer_id=h.producer_id,
+        producer_epoch=h.producer_epoch,
+        base_sequence=h.base_sequence,
+        timestamp_type=h.timestamp_type,
+        is_transactional=h.is_transactional,
+        is_control=h.is_control,
+        partition_leader_epoch=h.partition_leader_epoch,
+        delete_horizon=keep_horizon,
+    )
+
+
 def filter_batch(task: CleanTask, h: BatchHeader, data: bytes, omap: OffsetMap) -> bytes | None:
     """The batch as it is kept (unchanged bytes, rewritten, empty) or None if dropped."""
     stats = task.stats
@@ -89,29 +148,43 @@ def filter_batch(task: CleanTask, h: BatchHeader, data: bytes, omap: OffsetMap) 
         return _rewrite(h, decode_records(data), horizon)
     horizon = h.delete_horizon_ms
     retain_deletes = horizon is None or now < horizon
-    records = decode_records(data)
-    stats.records_read += len(records)
-    kept = []
+    try:
+        b, start, scanned = scan_batch(h, data)
+    except ValueError as e:
+        raise CorruptRecordError(f"batch at offset {h.base_offset}: {e}") from None
+    stats.records_read += len(scanned)
+    base = h.base_offset
+    latest = omap.latest_offset
+    get = omap.entries.get
+    slot_key = omap.slot_key
+    kept: list[tuple[int, ScannedRecord]] = []
     tombstones = False
-    for r in records:
-        if r.offset > omap.latest_offset:
+    for rec in scanned:
+        offset = base + rec[0]
+        key = rec[2]
+        if offset > latest:
             keep = True
-        elif r.key is None:
+        elif key is None:
             keep = False
         else:
-            keep = r.offset >= omap.get(r.key) and (r.value is not None or retain_deletes)
-            if not keep and r.value is None and r.offset >= omap.get(r.key):
+            newest = offset >= get(key if len(key) <= 16 else slot_key(key), -1)
+            keep = newest and (not rec[3] or retain_deletes)
+            if not keep and rec[3] and newest:
                 stats.tombstones_removed += 1
         if keep:
-            kept.append(r)
-            tombstones = tombstones or r.value is None
+            kept.append((start, rec))
+            tombstones = tombstones or rec[3]
+        start = rec[6]
     stats.records_kept += len(kept)
     if tombstones and horizon is None:
         horizon = now + task.config.delete_retention_ms
     if tombstones and horizon is not None:
         _note_horizon(task, horizon)
-    if len(kept) == len(records) and (not tombstones or h.delete_horizon_ms is not None):
+    if len(kept) == len(scanned) and (not tombstones or h.delete_horizon_ms is not None):
         return data
     if not kept:
         return encode_empty_batch(h) if _is_last_of_producer(task, h) else None
-    return _rewrite(h, kept, horizon if tombstones else None)
+    if tombstones and h.delete_horizon_ms is None:  # the first horizon: encoded afresh
+        offsets = {base + rec[0] for _s, rec in kept}
+        return _rewrite(h, [r for r in decode_records(data) if r.offset in offsets], horizon)
+    return _rewrite_raw(h, b, kept, keep_horizon=tombstones)
