@@ -10,6 +10,7 @@ import datetime
 import subprocess
 import sys
 import time
+import uuid
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -23,7 +24,7 @@ from kio.schema.fetch.v11.request import FetchPartition, FetchRequest, FetchTopi
 from kio.static.primitive import i8, i32, i64
 
 from kafkapy.protocol.record_batch import decode_records, iter_batches
-from kafkapy.storage.checkpoints import read_partition_metadata, topic_id_to_str
+from kafkapy.storage.checkpoints import read_partition_metadata
 
 from .rawclient import RawClient
 
@@ -268,4 +269,7 @@ def test_created_partitions_get_their_topic_id_files_without_any_record(broker):
     deadline = time.monotonic() + 15
     while not all(f.exists() for f in files) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert {topic_id_to_str(read_partition_metadata(f)) for f in files} == {str(desc.topic_id)}
+    tid = desc.topic_id  # confluent-kafka's Uuid: its two halves as signed longs
+    want = uuid.UUID(int=(tid.get_most_significant_bits() % 2**64) << 64
+                     | tid.get_least_significant_bits() % 2**64)
+    assert {read_partition_metadata(f) for f in files} == {want}

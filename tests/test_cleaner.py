@@ -16,6 +16,7 @@ from kafkapy.protocol.record_batch import (
     encode_batch,
     iter_batches,
 )
+from kafkapy.storage import cleaner_pass
 from kafkapy.storage.checkpoints import read_offset_checkpoint
 from kafkapy.storage.cleaner import CLEANER_OFFSET_CHECKPOINT, LogCleaner, OffsetMap
 from kafkapy.storage.config import LogConfig
@@ -245,14 +246,14 @@ def test_failure_marks_partition_uncleanable_others_cleaned(
     fill(bad, rounds=8)
     fill(good)
     cleaner = LogCleaner(manager)
-    real = cleaner._clean_group
+    real = cleaner_pass._clean_group
 
     def broken(task, group, omap):
         if task.tp[0] == "bad":
             raise ValueError("a record the cleaner cannot read")
         return real(task, group, omap)
 
-    monkeypatch.setattr(cleaner, "_clean_group", broken)
+    monkeypatch.setattr(cleaner_pass, "_clean_group", broken)
     done = cleaner.clean_all(T0)
     assert [s.topic for s in done] == ["good"]
     assert ("bad", 0) in cleaner.uncleanable and not bad.cleaning
@@ -270,7 +271,7 @@ def test_io_error_while_cleaning_takes_the_log_dir_offline(manager: LogManager, 
     def broken(task, group, omap):
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(cleaner, "_clean_group", broken)
+    monkeypatch.setattr(cleaner_pass, "_clean_group", broken)
     assert cleaner.clean_all(T0) == []
     assert bad.offline and other.offline and not manager.online_dirs
     assert ("bad", 0) not in cleaner.uncleanable and not bad.cleaning

@@ -9,7 +9,8 @@
   soon after the logs are created (Kafka's "flush-metadata-file" task), so CreateTopics does not
   wait for one fsync per partition; a log's first append writes its file if this has not yet;
 * the log cleaner (``log.cleaner.enable``): picks the dirtiest compacted log on this thread,
-  cleans it in a worker thread (``trio.to_thread``), installs the result back on this thread;
+  cleans it in the cleaner's own process (server/cleaner_process.py; I/O kept under
+  ``log.cleaner.io.max.bytes.per.second``), installs the result back on this thread;
   when nothing is cleanable it sleeps ``log.cleaner.backoff.ms``. ``log.cleaner.backoff.ms`` and
   ``log.cleaner.dedupe.buffer.size`` are read on every pass, so dynamic changes apply.
 
@@ -23,8 +24,9 @@ import time
 
 import trio
 
-from kafkapy.storage.cleaner import DEFAULT_DEDUPE_BUFFER_SIZE, LogCleaner
+from kafkapy.storage.cleaner import DEFAULT_DEDUPE_BUFFER_SIZE, UNLIMITED_IO, LogCleaner
 
+from .cleaner_process import CleanerProcess
 from .log_configs import broker_layers
 from .log_flusher import flush_loop, recovery_checkpoint_loop
 from .notify import AppendNotifier
@@ -88,7 +90,23 @@ async def metadata_file_loop(broker) -> None:
         await waiter.wait()
 
 
+def _float_config(broker, key: str, default: float) -> float:
+    raw = broker_layers(broker).value(key)
+    try:
+        return float(raw) if raw is not None else default
+    except ValueError:
+        return default
+
+
 async def cleaner_loop(broker, cleaner: LogCleaner) -> None:
+    process = CleanerProcess()
+    try:
+        await _clean_forever(broker, cleaner, process)
+    finally:
+        process.close()
+
+
+async def _clean_forever(broker, cleaner: LogCleaner, process: CleanerProcess) -> None:
     while True:
         if broker.logs is None:
             return
@@ -104,7 +122,9 @@ async def cleaner_loop(broker, cleaner: LogCleaner) -> None:
             await trio.sleep(_int_config(broker, "log.cleaner.backoff.ms", 15000) / 1000)
             continue
         try:
-            await trio.to_thread.run_sync(cleaner.prepare, task)
+            await process.prepare(task, cleaner.dedupe_buffer_size, _float_config(
+                broker, "log.cleaner.io.max.bytes.per.second", UNLIMITED_IO
+            ))
             stats = cleaner.commit(task)
             log.info(
                 "cleaned tp=%s-%d offsets=%d..%d read=%dB written=%dB records=%d/%d in %.3fs",

@@ -42,28 +42,25 @@ partition uncleanable; the others carry on.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kafkapy.protocol.record_batch import (
-    BATCH_HEADER_SIZE,
-    CorruptRecordError,
-    parse_batch_header,
-)
 from kafkapy.storage.checkpoints import read_offset_checkpoint, write_offset_checkpoint
-from kafkapy.storage.cleaner_filter import filter_batch, scan_batch
-from kafkapy.storage.cleaner_txn import CleanedTxnState
-from kafkapy.storage.config import LogConfig
-from kafkapy.storage.index import OffsetIndex, TimeIndex
+from kafkapy.storage.cleaner_pass import (  # noqa: F401  (OffsetMap: also imported from here)
+    CleanStats,
+    CleanTask,
+    OffsetMap,
+    _Group,
+    prepare_task,
+)
+from kafkapy.storage.io_throttle import Throttler
 from kafkapy.storage.log import CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_SUFFIX, PartitionLog
 from kafkapy.storage.segment import LogSegment, segment_name
-from kafkapy.storage.txn_index import AbortedTxn, TransactionIndex
 
 if TYPE_CHECKING:
     from kafkapy.storage.log_manager import LogManager
@@ -72,101 +69,14 @@ log = logging.getLogger("kafkapy.cleaner")
 
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 DEFAULT_DEDUPE_BUFFER_SIZE = 134217728
-HASH_SIZE = 16
-BYTES_PER_ENTRY = HASH_SIZE + 8
-LOAD_FACTOR = 0.9
-INT32_MAX = 2**31 - 1
+UNLIMITED_IO = 1.7976931348623157e308  # log.cleaner.io.max.bytes.per.second: Double.MaxValue
 LONG_MAX = 2**63 - 1
-_FILES = (".log", ".index", ".timeindex")
 
 TopicPartition = tuple[str, int]
 
 
 class CleanerAborted(Exception):
     """The log changed under the cleaner (deleted, truncated, segments removed)."""
-
-
-class OffsetMap:
-    """Key -> latest offset, with Kafka's SkimpyOffsetMap capacity for a memory size. As in
-    Kafka a key is held as its MD5 hash (16 bytes), except that a key of at most 16 bytes is
-    held as itself (no longer, and no hashing); hashes are 17 bytes (a zero byte and the
-    digest), so a key and another key's hash can never be equal."""
-
-    def __init__(self, memory: int) -> None:
-        self.slots = max(1, int(memory * LOAD_FACTOR) // BYTES_PER_ENTRY)
-        self._map: dict[bytes, int] = {}
-        self.latest_offset = -1
-
-    def __len__(self) -> int:
-        return len(self._map)
-
-    @staticmethod
-    def _hash(key: bytes) -> bytes:
-        if len(key) <= HASH_SIZE:
-            return key
-        return b"\x00" + hashlib.md5(key, usedforsecurity=False).digest()
-
-    @property
-    def entries(self) -> dict[bytes, int]:
-        """The map itself, keyed by ``slot_key`` (for loops over many records)."""
-        return self._map
-
-    slot_key = _hash
-
-    def put(self, key: bytes, offset: int) -> None:
-        self._map[key if len(key) <= HASH_SIZE else self._hash(key)] = offset
-        self.latest_offset = offset
-
-    def get(self, key: bytes) -> int:
-        return self._map.get(key if len(key) <= HASH_SIZE else self._hash(key), -1)
-
-    def room(self) -> int:
-        return self.slots - len(self._map)
-
-
-@dataclass
-class CleanStats:
-    topic: str
-    partition: int
-    first_dirty: int
-    end_offset: int
-    bytes_read: int = 0
-    bytes_written: int = 0
-    records_read: int = 0
-    records_kept: int = 0
-    tombstones_removed: int = 0
-    segments_cleaned: int = 0
-    elapsed_s: float = 0.0
-
-
-@dataclass
-class _Group:
-    segments: list[LogSegment]
-    base: int
-    paths: dict[str, Path] = field(default_factory=dict)  # ".log" -> X.log.cleaned, ...
-
-
-@dataclass
-class CleanTask:
-    """A snapshot of one log taken on the owner thread, cleanable from a worker thread."""
-
-    tp: TopicPartition
-    log: PartitionLog
-    log_dir: Path
-    config: LogConfig
-    first_dirty: int
-    first_uncleanable: int
-    segments: list[LogSegment]  # every segment below first_uncleanable
-    fds: list[int]  # duplicated descriptors of ``segments``, same order
-    uppers: list[int]  # base offset of the segment after each of ``segments``
-    # producer id -> (last offset of its last data batch or -1, epoch): Kafka's LastRecord
-    active_producers: dict[int, tuple[int, int]]
-    now_ms: int
-    aborted: list[AbortedTxn] = field(default_factory=list)  # overlapping the cleanable range
-    txns: CleanedTxnState | None = None  # the filter pass's walk, across groups
-    groups: list[_Group] = field(default_factory=list)
-    stats: CleanStats | None = None
-    min_delete_horizon: int | None = None
 
 
 @dataclass
@@ -222,30 +132,6 @@ def cleanable_offsets(log: PartitionLog, first_dirty_cp: int | None, now_ms: int
     return _Cleanable(first_dirty, uncleanable, clean, dirty, must and dirty > 0)
 
 
-def _iter_file_batches(fd: int, size: int):
-    """(position, header, bytes) of every batch of a segment file, via pread."""
-    pos = 0
-    while pos + BATCH_HEADER_SIZE <= size:
-        head = os.pread(fd, BATCH_HEADER_SIZE, pos)
-        h = parse_batch_header(head)
-        data = head if h.size == BATCH_HEADER_SIZE else os.pread(fd, h.size, pos)
-        if len(data) < h.size:
-            return
-        yield pos, h, data
-        pos += h.size
-
-
-def _write_txn_index(path: Path, base: int, entries: list[AbortedTxn]) -> None:
-    """The cleaned segment's aborted transactions, in marker order."""
-    index = TransactionIndex(path, base)
-    try:
-        for txn in entries:
-            index.append(txn)
-        index.flush()
-    finally:
-        index.close()
-
-
 class LogCleaner:
     """One cleaner for every log of a LogManager."""
 
@@ -254,10 +140,12 @@ class LogCleaner:
         manager: LogManager,
         *,
         dedupe_buffer_size: int = DEFAULT_DEDUPE_BUFFER_SIZE,
+        io_max_bytes_per_second: float = UNLIMITED_IO,
         crash_hook: Callable[[str], None] | None = None,
     ) -> None:
         self.manager = manager
         self.dedupe_buffer_size = dedupe_buffer_size
+        self.io_max_bytes_per_second = io_max_bytes_per_second
         self.uncleanable: dict[TopicPartition, str] = {}
         self.delete_horizons: dict[TopicPartition, int] = {}
         self.crash_hook = crash_hook
@@ -328,6 +216,7 @@ class LogCleaner:
             tp=tp,
             log=plog,
             log_dir=self.manager._dir_of[tp],
+            directory=plog.directory,
             config=plog.config,
             first_dirty=c.first_dirty,
             first_uncleanable=c.first_uncleanable,
@@ -342,130 +231,10 @@ class LogCleaner:
     # ---- cleaning (any thread) -----------------------------------------------------------
 
     def prepare(self, task: CleanTask) -> CleanTask:
-        """Build the offset map and write the cleaned groups as ``.cleaned`` files."""
-        t0 = time.monotonic()
-        stats = CleanStats(task.tp[0], task.tp[1], task.first_dirty, task.first_dirty)
-        task.stats = stats
-        omap = OffsetMap(self.dedupe_buffer_size)
-        end = self._build_offset_map(task, omap)
-        stats.end_offset = end
-        segs = []
-        for i, seg in enumerate(task.segments):
-            if seg.base_offset < end:
-                segs.append((seg, task.fds[i]))
-        task.txns = CleanedTxnState.of(task.aborted)
-        for group in self._group_segments(task, segs):
-            self._clean_group(task, group, omap)
-        stats.elapsed_s = time.monotonic() - t0
-        return task
-
-    def _build_offset_map(self, task: CleanTask, omap: OffsetMap) -> int:
-        """Map the dirty range's keys; returns the offset where the map stops (exclusive)."""
-        end = task.first_dirty
-        txns = CleanedTxnState.of([t for t in task.aborted if t.last_offset >= task.first_dirty])
-        for seg, fd in zip(task.segments, task.fds, strict=True):
-            for _, h, data in _iter_file_batches(fd, seg.size):
-                if h.last_offset < task.first_dirty:
-                    continue
-                if h.base_offset >= task.first_uncleanable:
-                    omap.latest_offset = end - 1
-                    return end
-                if h.is_control:
-                    txns.on_control_batch(h, data)
-                    end = h.next_offset
-                    continue
-                if txns.on_batch(h) or h.records_count == 0:  # aborted: keys not mapped
-                    end = h.next_offset
-                    continue
-                if h.records_count > omap.room() and len(omap):
-                    omap.latest_offset = end - 1
-                    return end
-                try:
-                    scanned = scan_batch(h, data)[2]
-                except ValueError as e:
-                    raise CorruptRecordError(f"batch at offset {h.base_offset}: {e}") from None
-                base, first = h.base_offset, task.first_dirty
-                entries, slot_key = omap.entries, OffsetMap.slot_key
-                for rec in scanned:
-                    key = rec[2]
-                    if key is not None and base + rec[0] >= first:
-                        entries[key if len(key) <= HASH_SIZE else slot_key(key)] = base + rec[0]
-                        omap.latest_offset = base + rec[0]
-                end = h.next_offset
-        omap.latest_offset = end - 1
-        return end
-
-    def _group_segments(self, task: CleanTask, segs: list[tuple[LogSegment, int]]):
-        """Consecutive segments whose sizes sum within segment.bytes and whose offsets fit a
-        4-byte relative offset (Kafka's groupSegmentsBySize)."""
-        max_size = task.config.segment_bytes
-        i = 0
-        while i < len(segs):
-            group = [segs[i]]
-            size = segs[i][0].size
-            j = i + 1
-            while j < len(segs):
-                seg = segs[j][0]
-                last = task.uppers[j] - 1
-                if size + seg.size > max_size or last - group[0][0].base_offset > INT32_MAX:
-                    break
-                group.append(segs[j])
-                size += seg.size
-                j += 1
-            yield group
-            i = j
-
-    def _clean_group(self, task: CleanTask, group: list[tuple[LogSegment, int]], omap) -> None:
-        stats = task.stats
-        assert stats is not None
-        base = group[0][0].base_offset
-        d = task.log.directory
-        paths = {suffix: d / (segment_name(base, suffix) + CLEANED_SUFFIX) for suffix in _FILES}
-        for p in paths.values():
-            p.unlink(missing_ok=True)
-        cfg = task.config
-        oidx = OffsetIndex(paths[".index"], base, cfg.segment_index_bytes // 8)
-        tidx = TimeIndex(paths[".timeindex"], base, cfg.segment_index_bytes // 12)
-        oidx.path.touch()
-        tidx.path.touch()
-        txns = task.txns
-        assert txns is not None
-        txns.retained = []
-        fd = os.open(paths[".log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            pos = 0
-            since_index = 0
-            max_ts, max_ts_offset = -1, base
-            for seg, sfd in group:
-                for _, h, data in _iter_file_batches(sfd, seg.size):
-                    stats.bytes_read += h.size
-                    out = filter_batch(task, h, data, omap)
-                    if out is None:
-                        continue
-                    oh = parse_batch_header(out)
-                    os.write(fd, out)
-                    if oh.max_timestamp > max_ts:
-                        max_ts, max_ts_offset = oh.max_timestamp, oh.last_offset
-                    if since_index > task.config.index_interval_bytes:
-                        oidx.append(oh.last_offset, pos)
-                        tidx.maybe_append(max_ts, max_ts_offset)
-                        since_index = 0
-                    since_index += len(out)
-                    pos += len(out)
-                    stats.bytes_written += len(out)
-            tidx.maybe_append(max_ts, max_ts_offset, skip_full_check=True)
-            if txns.retained:
-                paths[".txnindex"] = d / (segment_name(base, ".txnindex") + CLEANED_SUFFIX)
-                _write_txn_index(paths[".txnindex"], base, txns.retained)
-            os.fsync(fd)
-            oidx.flush()
-            tidx.flush()
-        finally:
-            os.close(fd)
-            oidx.close()
-            tidx.close()
-        stats.segments_cleaned += len(group)
-        task.groups.append(_Group([s for s, _ in group], base, paths))
+        """Build the offset map and write the cleaned groups as ``.cleaned`` files (any
+        thread; storage/cleaner_pass.py)."""
+        task.throttle = Throttler(self.io_max_bytes_per_second)
+        return prepare_task(task, self.dedupe_buffer_size)
 
     # ---- installing (owner thread) -------------------------------------------------------
 

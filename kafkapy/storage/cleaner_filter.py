@@ -39,7 +39,7 @@ from kafkapy.protocol.record_batch import (
 from kafkapy.protocol.record_scan import ScannedRecord, scan_records
 
 if TYPE_CHECKING:
-    from kafkapy.storage.cleaner import CleanTask, OffsetMap
+    from kafkapy.storage.cleaner_pass import CleanTask, OffsetMap
 
 
 def _is_last_of_producer(task: CleanTask, h: BatchHeader) -> bool:
