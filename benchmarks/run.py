@@ -67,7 +67,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 LOG_APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
 SECTIONS = ("ceilings", "requests", "produce", "kafka-python", "fetch", "latency", "scale",
-            "sessions", "cluster")
+            "sessions", "cleaner", "cluster")
 
 
 # ---- settings ---------------------------------------------------------------------------------
@@ -739,6 +739,43 @@ def run_sessions(s: Settings, res: Results, root: Path, rep: int) -> None:
                         note=f"{v['bytes']:,.0f} B response")
 
 
+# ---- log cleaner -------------------------------------------------------------------------------
+
+
+def run_cleaner(s: Settings, res: Results, root: Path, rep: int) -> None:
+    """One cleaning pass against the decode-only reference, and produce while the broker cleans
+    a compacted topic against produce with the cleaner idle (benchmarks/cleaner.py)."""
+    import cleaner
+
+    cs = cleaner.Settings.from_args(argparse.Namespace(
+        quick=s.quick, repeat=1, only="inprocess,broker", mb=None, dirty_mb=None, seconds=None,
+        batch_records=32, codecs="none", data_dir=None, output=RESULTS / "cleaner.json"))
+    cr = cleaner.Results()
+    cleaner.run_inprocess(cs, cr, root, rep)
+    cleaner.run_broker(cs, cr, root, rep)
+    for key, src, label, unit in (
+        ("cleaner.pass_mb_s", "ip.none.read", "one cleaning pass, uncompressed, log read",
+         "MB/s"),
+        ("cleaner.decode_mb_s", "ip.none.decode", "reference: read and decode every record once",
+         "MB/s"),
+        ("cleaner.scan_mb_s", "ip.none.scan",
+         "reference: read and scan every record once (the cleaner's scanner)", "MB/s"),
+        ("cleaner.produce_idle", None, "produce 1 KiB, cleaner idle (mean of before and after)",
+         "MB/s"),
+        ("cleaner.produce_cleaning", "br.busy.mb", "produce 1 KiB while the broker cleans",
+         "MB/s"),
+        ("cleaner.busy", "br.busy", "produce window with a cleaning pass in progress", "%"),
+    ):
+        if src is None:
+            a, b_ = cr.median("br.idle.mb"), cr.median("br.after.mb")
+            value = None if a is None or b_ is None else (a + b_) / 2
+        else:
+            value = cr.median(src)
+        res.add(key, "cleaner", label, unit, value)
+    for note in cr.notes:
+        res.extra.setdefault("notes", []).append(f"cleaner: {note}")  # type: ignore[union-attr]
+
+
 # ---- end-to-end latency ----------------------------------------------------------------------
 
 
@@ -1305,7 +1342,7 @@ def main() -> int:
                     ("produce", run_produce),
                     ("kafka-python", run_kafka_python), ("fetch", run_fetch),
                     ("latency", run_latency), ("scale", run_scale),
-                    ("sessions", run_sessions)]
+                    ("sessions", run_sessions), ("cleaner", run_cleaner)]
             for name, fn in runs:
                 if name in s.sections:
                     progress(f"[{rep + 1}/{s.repeat}] {name}")
