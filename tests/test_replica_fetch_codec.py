@@ -93,7 +93,7 @@ def test_response_is_read_in_place():
     ]
     body = _wire(encode_fetch_response(12, topics, session_id=0))
     frame = memoryview(bytearray(b"xx" + body))
-    error, got = decode_replica_fetch_response(frame, 2)
+    error, _session, got = decode_replica_fetch_response(frame, 2)
     assert error == 0
     assert [name for name, _ in got] == ["orders", "t"]
     p0, p1 = got[0][1]

@@ -8,9 +8,10 @@ received frame, so record bytes are copied once in user space (socket to frame b
 they are written to the log.
 
 Request v12 (flexible): replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level,
-session_id, session_epoch, topics by name with (partition, current_leader_epoch, fetch_offset,
-last_fetched_epoch, log_start_offset, partition_max_bytes), no forgotten topics, rack id, and no
-tagged fields (cluster_id, tag 0, left null). Response v12: the per-partition tagged fields
+session_id, session_epoch (KIP-227: replication/fetch_session_handler.py), topics by name with
+(partition, current_leader_epoch, fetch_offset, last_fetched_epoch, log_start_offset,
+partition_max_bytes), forgotten topics, rack id, and no tagged fields (cluster_id, tag 0, left
+null). Response v12: the per-partition tagged fields
 (diverging epoch, current leader, snapshot id) are skipped; aborted transactions are skipped (a
 follower appends control batches as they are).
 """
@@ -69,9 +70,14 @@ def encode_replica_fetch(
     min_bytes: int,
     max_bytes: int,
     topics: Sequence[tuple[str, Sequence[FetchPartitionRequest]]],
+    *,
+    session_id: int = 0,
+    session_epoch: int = -1,
+    forgotten: Sequence[tuple[str, Sequence[int]]] = (),
 ) -> bytes:
-    """The body of a Fetch v12 request from replica ``replica_id`` (no session, no rack)."""
-    out = [_HEAD.pack(replica_id, max_wait_ms, min_bytes, max_bytes, 0, 0, -1)]
+    """The body of a Fetch v12 request from replica ``replica_id`` (no rack); without a session
+    by default (id 0, epoch -1)."""
+    out = [_HEAD.pack(replica_id, max_wait_ms, min_bytes, max_bytes, 0, session_id, session_epoch)]
     out.append(uvarint(len(topics) + 1))
     for name, parts in topics:
         out.append(_compact_string(name))
@@ -89,7 +95,12 @@ def encode_replica_fetch(
             )
             out.append(b"\x00")  # partition tagged fields
         out.append(b"\x00")  # topic tagged fields
-    out.append(b"\x01")  # forgotten_topics_data: empty
+    out.append(uvarint(len(forgotten) + 1))
+    for name, parts in forgotten:
+        out.append(_compact_string(name))
+        out.append(uvarint(len(parts) + 1))
+        out.append(b"".join(INT32.pack(p) for p in parts))
+        out.append(b"\x00")  # forgotten topic tagged fields
     out.append(b"\x01")  # rack_id: ""
     out.append(b"\x00")  # request tagged fields
     return b"".join(out)
@@ -105,10 +116,11 @@ def _count(buf: memoryview, pos: int, what: str) -> tuple[int, int]:
 
 def decode_replica_fetch_response(
     buf: memoryview, pos: int = 0
-) -> tuple[int, list[tuple[str, list[FetchedPartition]]]]:
+) -> tuple[int, int, list[tuple[str, list[FetchedPartition]]]]:
     """Read a Fetch v12 response body at ``pos`` of ``buf`` (after the response header).
 
-    Returns (top-level error code, [(topic, partitions)]); records are views into ``buf``.
+    Returns (top-level error code, session id, [(topic, partitions)]); records are views into
+    ``buf``.
     Raises ValueError on a malformed body; every count and length is checked against the bytes
     left before it is used."""
     try:
@@ -119,9 +131,9 @@ def decode_replica_fetch_response(
 
 def _decode_response(
     buf: memoryview, pos: int
-) -> tuple[int, list[tuple[str, list[FetchedPartition]]]]:
+) -> tuple[int, int, list[tuple[str, list[FetchedPartition]]]]:
     end = len(buf)
-    _throttle, error, _session = _RESP_HEAD.unpack_from(buf, pos)
+    _throttle, error, session = _RESP_HEAD.unpack_from(buf, pos)
     pos += _RESP_HEAD.size
     n_topics, pos = _count(buf, pos, "topics")
     topics: list[tuple[str, list[FetchedPartition]]] = []
@@ -151,7 +163,7 @@ def _decode_response(
             parts.append(FetchedPartition(index, err, hw, lso, start, records))
         pos = skip_tagged_fields(buf, pos)
         topics.append((name, parts))
-    return error, topics
+    return error, session, topics
 
 
 def request_header_v2(api_key: int, version: int, correlation_id: int, client_id: bytes) -> bytes:

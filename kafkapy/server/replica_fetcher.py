@@ -1,6 +1,9 @@
 """Follower side of replication: one task per leader broker fetching every partition this broker
 follows there (Kafka's ReplicaFetcherThread), over one connection speaking the Fetch API as a
-replica (Fetch v12, replica_id = this broker). Fetch requests and responses are encoded and read by
+replica (Fetch v12, replica_id = this broker), in an incremental fetch session (KIP-227,
+replication/fetch_session_handler.py: after a full fetch, each request names only the
+partitions whose fetch offset, log start or epoch changed, and the leader answers with only the
+partitions that have something new). Fetch requests and responses are encoded and read by
 hand (kafkapy.protocol.replica_fetch): the records of a response are a view into the received
 frame and are appended from there, so a fetched batch is copied once in user space.
 
@@ -40,6 +43,7 @@ from kafkapy.protocol.replica_fetch import (
     decode_replica_fetch_response,
     encode_replica_fetch,
 )
+from kafkapy.replication.fetch_session_handler import FollowerFetchSession
 from kafkapy.replication.truncation import (
     OutOfRange,
     epoch_truncation,
@@ -62,6 +66,11 @@ REQUEST_TIMEOUT = 10.0
 LATEST, EARLIEST = -1, -2
 
 TRUNCATING, FETCHING, OUT_OF_RANGE = "truncating", "fetching", "out_of_range"
+SESSION_ERRORS = (
+    ErrorCode.fetch_session_id_not_found,
+    ErrorCode.invalid_fetch_session_epoch,
+    ErrorCode.fetch_session_topic_id_error,
+)
 
 
 class LeaderFetcher:
@@ -74,6 +83,7 @@ class LeaderFetcher:
         self.partitions: dict[tuple[str, int], str] = {}
         self.changed = trio.Event()
         self.cancel_scope = trio.CancelScope()
+        self.session = FollowerFetchSession()  # KIP-227, kept across reconnections
 
     def add(self, tp: tuple[str, int]) -> None:
         self.partitions[tp] = TRUNCATING
@@ -129,6 +139,7 @@ class LeaderFetcher:
     async def _fetch_loop(self, conn: PeerConnection) -> None:
         m = self.manager
         cfg = m.broker.config
+        self.session.reset()  # a new connection: a full fetch first (closing any old session)
         while self.partitions:
             self.changed = trio.Event()
             todo = [tp for tp, st in self.partitions.items() if st == TRUNCATING]
@@ -150,29 +161,50 @@ class LeaderFetcher:
                 with trio.move_on_after(RETRY_BACKOFF):
                     await self.changed.wait()
                 continue
-            by_topic: dict[str, list[FetchPartitionRequest]] = {}
-            for (topic, p), rp, plog in fetchable:
-                by_topic.setdefault(topic, []).append(
-                    FetchPartitionRequest(
-                        partition=p,
-                        current_leader_epoch=rp.leader_epoch,
-                        fetch_offset=plog.log_end_offset,
-                        log_start_offset=plog.log_start_offset,
-                        partition_max_bytes=cfg.replica_fetch_max_bytes,
-                    )
+            wanted = {
+                tp: FetchPartitionRequest(
+                    partition=tp[1],
+                    current_leader_epoch=rp.leader_epoch,
+                    fetch_offset=plog.log_end_offset,
+                    log_start_offset=plog.log_start_offset,
+                    partition_max_bytes=cfg.replica_fetch_max_bytes,
                 )
+                for tp, rp, plog in fetchable
+            }
+            # an incremental fetch session (KIP-227): only what changed is named
+            round_ = self.session.next_round(wanted)
+            by_topic: dict[str, list[FetchPartitionRequest]] = {}
+            for tp in round_.send:
+                by_topic.setdefault(tp[0], []).append(wanted[tp])
+            gone: dict[str, list[int]] = {}
+            for topic, p in round_.forget:
+                gone.setdefault(topic, []).append(p)
             body = encode_replica_fetch(
                 m.me,
                 cfg.replica_fetch_wait_max_ms,
                 cfg.replica_fetch_min_bytes,
                 cfg.replica_fetch_response_max_bytes,
                 list(by_topic.items()),
+                session_id=round_.session_id,
+                session_epoch=round_.epoch,
+                forgotten=list(gone.items()),
             )
             timeout = cfg.replica_fetch_wait_max_ms / 1000 + cfg.replica_socket_timeout_ms / 1000
-            with trio.fail_after(timeout):
-                frame = await conn.request_raw(FETCH_KEY, FETCH_VERSION, body)
-            error, topics = decode_replica_fetch_response(frame)
-            backoff = error != 0  # a top-level error (no session is used: not expected)
+            try:
+                with trio.fail_after(timeout):
+                    frame = await conn.request_raw(FETCH_KEY, FETCH_VERSION, body)
+            except BaseException:
+                self.session.reset()  # the leader's view of the session is in doubt
+                raise
+            error, session_id, topics = decode_replica_fetch_response(frame)
+            if not self.session.on_response(round_, error, session_id):
+                # a session error: the next request is a full one, at once; another error:
+                # wait a little first
+                if error not in SESSION_ERRORS:
+                    with trio.move_on_after(RETRY_BACKOFF):
+                        await self.changed.wait()
+                continue
+            backoff = False
             for topic, partitions in topics:
                 for pd in partitions:
                     if not self._handle_partition(topic, pd):
