@@ -33,21 +33,14 @@ from pathlib import Path
 
 from common import pin, progress
 
+from kafkapy.protocol.wire import uvarint
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def _cpu(pid: int) -> float:
     f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / CLK_TCK
-
-
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def fetch_v12(topic: str, offsets: dict[int, int], session_id: int, epoch: int,
@@ -57,13 +50,13 @@ def fetch_v12(topic: str, offsets: dict[int, int], session_id: int, epoch: int,
     name = topic.encode()
     body = struct.pack(">iiiibii", -1, max_wait_ms, 1, 50 << 20, 0, session_id, epoch)
     if offsets:
-        body += _uvarint(2) + _uvarint(len(name) + 1) + name + _uvarint(len(offsets) + 1)
+        body += uvarint(2) + uvarint(len(name) + 1) + name + uvarint(len(offsets) + 1)
         for p, off in offsets.items():
             body += struct.pack(">iiqiqi", p, -1, off, -1, -1, 1 << 20) + b"\x00"
         body += b"\x00"
     else:
-        body += _uvarint(1)
-    body += _uvarint(1) + _uvarint(1) + b"\x00"  # no forgotten topics, rack "", no tags
+        body += uvarint(1)
+    body += uvarint(1) + uvarint(1) + b"\x00"  # no forgotten topics, rack "", no tags
     frame = head + body
     return struct.pack(">i", len(frame)) + frame
 

@@ -49,6 +49,8 @@ from pathlib import Path
 
 from common import pin, progress
 
+from kafkapy.protocol.wire import uvarint
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PRODUCE_RECORDS = 16
 PRODUCE_VALUE = 1000
@@ -131,18 +133,9 @@ def _frame(payload: bytes) -> bytes:
     return struct.pack(">i", len(payload)) + payload
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _cstr(s: str) -> bytes:
     b = s.encode()
-    return _uvarint(len(b) + 1) + b
+    return uvarint(len(b) + 1) + b
 
 
 def produce_frame(topic: str) -> bytes:
@@ -153,17 +146,17 @@ def produce_frame(topic: str) -> bytes:
     batch = encode_batch([Record(i, now, None, bytes([i]) * PRODUCE_VALUE, [])
                           for i in range(PRODUCE_RECORDS)])
     body = (b"\x00" + struct.pack(">hi", 1, 30_000)  # null transactional id, acks, timeout
-            + _uvarint(2) + _cstr(topic) + _uvarint(2) + struct.pack(">i", 0)
-            + _uvarint(len(batch) + 1) + batch + b"\x00" + b"\x00" + b"\x00")
+            + uvarint(2) + _cstr(topic) + uvarint(2) + struct.pack(">i", 0)
+            + uvarint(len(batch) + 1) + batch + b"\x00" + b"\x00" + b"\x00")
     return _frame(_head(0, 9, True) + body)
 
 
 def fetch_frame(topic: str, offset: int, max_wait_ms: int = FETCH_WAIT_MS) -> bytes:
     """Fetch v12, no session, one partition at ``offset``, min_bytes 1."""
     body = (struct.pack(">iiiibii", -1, max_wait_ms, 1, 50 * 1024 * 1024, 0, 0, -1)
-            + _uvarint(2) + _cstr(topic) + _uvarint(2)
+            + uvarint(2) + _cstr(topic) + uvarint(2)
             + struct.pack(">iiqiqi", 0, -1, offset, -1, -1, 1024 * 1024) + b"\x00"
-            + b"\x00" + _uvarint(1) + _cstr("") + b"\x00")
+            + b"\x00" + uvarint(1) + _cstr("") + b"\x00")
     return _frame(_head(1, 12, True) + body)
 
 

@@ -40,10 +40,11 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _int_config(broker, key: str, default: int) -> int:
+def _config(broker, key: str, default, kind=int):
+    """A broker config value read now (dynamic changes apply), ``default`` if unset or bad."""
     raw = broker_layers(broker).value(key)
     try:
-        return int(raw) if raw is not None else default
+        return kind(raw) if raw is not None else default
     except ValueError:
         return default
 
@@ -90,14 +91,6 @@ async def metadata_file_loop(broker) -> None:
         await waiter.wait()
 
 
-def _float_config(broker, key: str, default: float) -> float:
-    raw = broker_layers(broker).value(key)
-    try:
-        return float(raw) if raw is not None else default
-    except ValueError:
-        return default
-
-
 async def cleaner_loop(broker, cleaner: LogCleaner) -> None:
     process = CleanerProcess()
     try:
@@ -110,7 +103,7 @@ async def _clean_forever(broker, cleaner: LogCleaner, process: CleanerProcess) -
     while True:
         if broker.logs is None:
             return
-        cleaner.dedupe_buffer_size = _int_config(
+        cleaner.dedupe_buffer_size = _config(
             broker, "log.cleaner.dedupe.buffer.size", DEFAULT_DEDUPE_BUFFER_SIZE
         )
         try:
@@ -119,11 +112,11 @@ async def _clean_forever(broker, cleaner: LogCleaner, process: CleanerProcess) -
             log.exception("cleaner selection failed")
             task = None
         if task is None:
-            await trio.sleep(_int_config(broker, "log.cleaner.backoff.ms", 15000) / 1000)
+            await trio.sleep(_config(broker, "log.cleaner.backoff.ms", 15000) / 1000)
             continue
         try:
-            await process.prepare(task, cleaner.dedupe_buffer_size, _float_config(
-                broker, "log.cleaner.io.max.bytes.per.second", UNLIMITED_IO
+            await process.prepare(task, cleaner.dedupe_buffer_size, _config(
+                broker, "log.cleaner.io.max.bytes.per.second", UNLIMITED_IO, float
             ))
             stats = cleaner.commit(task)
             log.info(

@@ -62,10 +62,11 @@ def _note_horizon(task: CleanTask, horizon: int) -> None:
     task.min_delete_horizon = horizon if cur is None else min(cur, horizon)
 
 
-def _rewrite(h: BatchHeader, records: list[Record], horizon: int | None) -> bytes:
-    return encode_batch(
-        records,
+def _kept_fields(h: BatchHeader) -> dict:
+    """What a rewritten batch keeps of the original's header."""
+    return dict(
         base_offset=h.base_offset,
+        last_offset_delta=h.last_offset_delta,
         codec=h.codec,
         producer_id=h.producer_id,
         producer_epoch=h.producer_epoch,
@@ -74,10 +75,11 @@ def _rewrite(h: BatchHeader, records: list[Record], horizon: int | None) -> byte
         is_transactional=h.is_transactional,
         is_control=h.is_control,
         partition_leader_epoch=h.partition_leader_epoch,
-        keep_offsets=True,
-        last_offset_delta=h.last_offset_delta,
-        delete_horizon_ms=horizon,
     )
+
+
+def _rewrite(h: BatchHeader, records: list[Record], horizon: int | None) -> bytes:
+    return encode_batch(records, keep_offsets=True, delete_horizon_ms=horizon, **_kept_fields(h))
 
 
 def scan_batch(h: BatchHeader, data: bytes) -> tuple[object, int, list[ScannedRecord]]:
@@ -109,19 +111,10 @@ def _rewrite_raw(
     return pack_batch(
         b"".join(parts),
         len(kept),
-        base_offset=h.base_offset,
-        last_offset_delta=h.last_offset_delta,
         base_timestamp=new_base,
         max_timestamp=max_ts,
-        codec=h.codec,
-        producer_id=h.producer_id,
-        producer_epoch=h.producer_epoch,
-        base_sequence=h.base_sequence,
-        timestamp_type=h.timestamp_type,
-        is_transactional=h.is_transactional,
-        is_control=h.is_control,
-        partition_leader_epoch=h.partition_leader_epoch,
         delete_horizon=keep_horizon,
+        **_kept_fields(h),
     )
 
 
