@@ -190,6 +190,35 @@ def test_the_cache_holds_at_most_the_configured_sessions(broker_factory):
         assert fetch(c, 0, 0, [(0, 0)], wait_ms=0)[1] == 0
 
 
+def test_a_session_evicted_during_its_long_poll(broker_factory):
+    """A follower's full fetch (privileged) evicts a young consumer session from a full cache
+    while the consumer's long poll waits on it: the poll is still answered at its deadline (as
+    Kafka's delayed fetch is; its watch went with the session), and the consumer's next
+    incremental fetch gets FETCH_SESSION_ID_NOT_FOUND."""
+    import threading
+
+    b = broker_factory({"max.incremental.fetch.session.cache.slots": "1"})
+    create_topic(b.bootstrap, 2)
+    with RawClient(b.bootstrap) as consumer, RawClient(b.bootstrap) as follower:
+        _, sid, _, _ = fetch(consumer, 0, 0, [(0, 0), (1, 0)])
+        got = {}
+        poll = threading.Thread(target=lambda: got.update(r=fetch(consumer, sid, 1, wait_ms=2000)))
+        poll.start()
+        time.sleep(0.5)
+        m = f12
+        req = m.FetchRequest(
+            cluster_id=None, replica_id=7, max_wait=datetime.timedelta(0), min_bytes=1,
+            max_bytes=1 << 20, isolation_level=0, session_id=0, session_epoch=0,
+            topics=(m.FetchTopic(topic="s", partitions=(_partition(m, 0, 0),)),),
+            forgotten_topics_data=(), rack_id="",
+        )
+        assert follower.request(req).session_id not in (0, sid)  # took the only slot
+        poll.join(10)
+        err, _, parts, took = got["r"]
+        assert err == 0 and parts == [] and 1.9 < took < 4
+        assert fetch(consumer, sid, 2, wait_ms=0)[0] == ErrorCode.fetch_session_id_not_found
+
+
 @pytest.fixture
 def proxied_broker(tmp_path):
     port = free_port()

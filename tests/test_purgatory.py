@@ -184,3 +184,26 @@ def test_a_persistent_watch_stays_registered_and_is_rearmed():
 async def _notify_later(p, delay, key):
     await trio.sleep(delay)
     p.notify(key)
+
+
+def test_closing_a_watch_wakes_its_waiter():
+    """A fetch session evicted while its long poll waits: the poll is answered, not left for
+    its deadline (which closing disarmed)."""
+
+    async def main():
+        p = Purgatory()
+        async with trio.open_nursery() as n:
+            await n.start(p.run)
+            w = p.watch([("t", 0)], persistent=True)
+
+            async def close_later():
+                await trio.sleep(0.5)
+                w.close()
+
+            n.start_soon(close_later)
+            start = trio.current_time()
+            assert await w.wait(start + 100) is False
+            assert trio.current_time() - start == 0.5 and len(p) == 0
+            n.cancel_scope.cancel()
+
+    run(main)

@@ -64,11 +64,15 @@ class Watch:
         self.gen += 1
 
     def close(self) -> None:
-        """Disarm and unregister (the caller found what it waited for, or is done)."""
+        """Disarm and unregister (the caller found what it waited for, or is done); a task
+        waiting on it is woken (as by its deadline)."""
         if not self.closed:
             self._owner._forget(self)
             self.closed = True
         self.fired = True
+        task, self.task = self.task, None
+        if task is not None:
+            trio.lowlevel.reschedule(task)
 
     def __enter__(self) -> Watch:
         return self

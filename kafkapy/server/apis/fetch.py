@@ -108,7 +108,9 @@ def _watched(broker, version, topics_req):
 def _watch(broker, version, topics, context):
     """An armed watch on the fetch's partitions: an incremental session's own persistent one
     (re-armed: free however many partitions it has), else a new one."""
-    if isinstance(context, Incremental):
+    if isinstance(context, Incremental) and context.cache.sessions.get(context.session.id) is (
+        context.session
+    ):  # a session still in the cache (an evicted one would leave its watch behind)
         session = context.session
         w = session.watch
         if w is None or w.closed:
