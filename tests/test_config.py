@@ -283,3 +283,11 @@ def test_get_returns_raw_properties() -> None:
     c = BrokerConfig.from_properties({"log.roll.hours": "2"})
     assert c.get("log.roll.hours") == "2"
     assert c.get("log.roll.ms") is None and c.get("log.roll.ms", "x") == "x"
+
+
+def test_fetch_session_cache_slots_is_a_broker_config():
+    from kafkapy.server.config import BrokerConfig
+
+    assert BrokerConfig.from_properties({}).max_incremental_fetch_session_cache_slots == 1000
+    cfg = BrokerConfig.from_properties({"max.incremental.fetch.session.cache.slots": "7"})
+    assert cfg.max_incremental_fetch_session_cache_slots == 7

@@ -122,6 +122,7 @@ class BrokerConfig:
     socket_send_buffer_bytes: int = 102400
     socket_receive_buffer_bytes: int = 102400
     fetch_max_bytes: int = 57671680
+    max_incremental_fetch_session_cache_slots: int = 1000
     log_flush_interval_messages: int = LONG_MAX
     log_flush_interval_ms: int | None = None  # None: log.flush.scheduler.interval.ms applies
     log_flush_scheduler_interval_ms: int = LONG_MAX

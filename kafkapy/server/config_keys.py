@@ -34,6 +34,10 @@ OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "socket.send.buffer.bytes": ("socket_send_buffer_bytes", int_parser()),
     "socket.receive.buffer.bytes": ("socket_receive_buffer_bytes", int_parser()),
     "fetch.max.bytes": ("fetch_max_bytes", int_parser(0)),
+    "max.incremental.fetch.session.cache.slots": (
+        "max_incremental_fetch_session_cache_slots",
+        int_parser(0),
+    ),
     "log.flush.interval.messages": ("log_flush_interval_messages", long_parser(1)),
     "log.flush.scheduler.interval.ms": ("log_flush_scheduler_interval_ms", long_parser()),
     "log.flush.offset.checkpoint.interval.ms": (
@@ -213,7 +217,6 @@ log.local.retention.bytes log.initial.task.delay.ms log.dir.failure.timeout.ms
 compression.gzip.level compression.lz4.level compression.zstd.level
 socket.listen.backlog.size socket.connection.setup.timeout.ms
 socket.connection.setup.timeout.max.ms
-max.incremental.fetch.session.cache.slots
 max.request.partition.size.limit
 metadata.max.age.ms num.replica.alter.log.dirs.threads
 replica.fetch.backoff.ms replica.selector.class replica.socket.receive.buffer.bytes
