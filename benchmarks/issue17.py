@@ -71,6 +71,18 @@ def targets(res) -> list[Target]:
               "scale.produce_8.rec_s", "scale.produce_1.rec_s", 0.9, "records/s", at_most=False)
     ratio_row("3", "produce 100 B, 1,000 partitions vs 1", "scale.produce_wide.rec_s",
               "scale.produce_1.rec_s", 0.75, "records/s", at_most=False)
+    # the bound: the producer's own CPU per record (its Python loop and librdkafka's threads,
+    # all on the client core) rises over 1,000 partitions; 1 s of it is the most that core allows
+    c1, cw = _med(res, "scale.produce_1.client_us"), _med(res, "scale.produce_wide.client_us")
+    rw, bw = _med(res, "scale.produce_wide.rec_s"), _med(res, "scale.produce_wide.broker_busy")
+    if c1 and cw and rw and bw is not None:
+        allowed = 1e6 / cw
+        out.append(Target(
+            "3", "bound: 1,000-partition rate vs the most the producer's core allows (1 s / its "
+            "CPU per record); broker core use in that run",
+            f"{fmt(rw)} / {fmt(allowed)} records/s (client {fmt(cw)} µs per record, "
+            f"{fmt(c1)} over 1 partition); broker {fmt(bw)} s/s",
+            f"{rw / allowed:.0%}", "reported", None))
     for key, what, limit in (("scale.metadata_ms", "Metadata v12 of 1,000 partitions", 2.0),
                              ("scale.create_ms", "CreateTopics of 1,000 partitions", 500.0)):
         v = _med(res, key)

@@ -456,6 +456,12 @@ def producer_config(bootstrap: str, acks: str, codec: str, linger_ms: float = 5)
     }
 
 
+def own_cpu_s() -> float:
+    """CPU seconds of this process, every thread (librdkafka's included), user and system."""
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
+
+
 def confluent_produce(bootstrap: str, topic: str, size: int, seconds: float, acks: str = "1",
                       codec: str = "none", partitions: int = 1) -> tuple[int, float]:
     """Produce for `seconds` as fast as the broker takes it; return (records acked, elapsed)."""
@@ -874,12 +880,23 @@ def run_scale(s: Settings, res: Results, root: Path, rep: int) -> None:
                                     ("scale.produce_8", "eight", 8),
                                     ("scale.produce_wide", "wide", parts)):
             progress(f"scale: produce 100 B records over {n_parts} partition(s)")
+            client0 = own_cpu_s()
             with measured(b) as m:
                 n, elapsed = confluent_produce(b.bootstrap, topic, 100, s.produce_s,
                                                partitions=n_parts)
+            client = own_cpu_s() - client0
             m["elapsed"] = elapsed
-            record_run(res, key, "scale",
-                       f"produce 100 B, acks=1, none, over {n_parts} partition(s)", m, n, 100)
+            label = f"produce 100 B, acks=1, none, over {n_parts} partition(s)"
+            record_run(res, key, "scale", label, m, n, 100)
+            # which side bounds the rate: the producer's process (Python loop and librdkafka's
+            # threads, all on the client core) against the broker's core
+            res.add(f"{key}.client_us", "scale", label, "client CPU µs per record",
+                    client / n * 1e6, higher_is_better=False,
+                    note="producer process: Python loop and librdkafka threads")
+            res.add(f"{key}.client_busy", "scale", label, "client process CPU s/s",
+                    client / elapsed, higher_is_better=False)
+            res.add(f"{key}.broker_busy", "scale", label, "broker CPU s/s",
+                    m["cpu_s"] / elapsed, higher_is_better=False)
         ms, nbytes = timed_roundtrips(c, 1, 11, empty, 10)
         res.add("scale.fetch_full_ms", "scale",
                 f"Fetch v11 of {parts} partitions with data (1 MiB max each)", "ms per request",
