@@ -52,6 +52,7 @@ import fetch_sessions
 import issue17
 import latency
 import per_request
+import relay
 from common import fmt, fmt_values, parse_sections, pin, progress
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -805,16 +806,32 @@ def run_latency(s: Settings, res: Results, root: Path, rep: int) -> None:
             topic = f"lat{i}"
             b.create_topic(topic, 1, LOG_APPEND_TIME)
             rate = max_rate * frac
+            tail_run = rep == 0 and frac < 0.9
+            if tail_run:
+                progress("latency: the minimal relay's tail first (benchmarks/relay.py)")
+                relayed = relay.run_relay(BROKER_CPU, CLIENT_CPU, s.latency_s)
             progress(f"latency at {frac:.0%} of max = {rate:,.0f} records/s of {size} B")
             with measured(b) as m:
                 f = latency.run_level(b.bootstrap, b.pid, topic, size, rate, s.latency_s,
                                       CLIENT_CPU)
             label = f"end-to-end latency at {frac:.0%} of max"
             key = f"latency.{int(frac * 100)}"
-            if rep == 0 and frac < 0.9:
+            if tail_run:
                 res.add(f"tail.{int(frac * 100)}.ratio", "latency", label, "p99 / p50",
                         f["p99"] / f["p50"], higher_is_better=False,
                         note=f"each of {issue17.TAIL_RUNS} consecutive runs")
+                # waits of the broker and the clients for their cores in that run: the tail's
+                # scheduling share (other processes on the cores)
+                res.add(f"tail.{int(frac * 100)}.wait", "latency", label,
+                        "broker / client run-queue wait %",
+                        max(f["broker_wait"], f["producer_wait"] + f["consumer_wait"]),
+                        higher_is_better=False, note="the larger of the two")
+                # the least p99 / p50 this p50 allows with the relay's scheduling jitter
+                res.add(f"tail.{int(frac * 100)}.bound", "latency", label,
+                        "1 + relay (p99 - p50) / p50", 1 + relayed["jitter"] / f["p50"],
+                        higher_is_better=False, note="minimal trio relay, just before the run")
+                res.add(f"tail.{int(frac * 100)}.relay_jitter", "latency", label,
+                        "relay p99 - p50 ms", relayed["jitter"], higher_is_better=False)
 
             def add(name: str, unit: str, value: float, note: str = "",
                     higher: bool = False, k: str = key, lb: str = label) -> None:
