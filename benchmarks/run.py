@@ -980,12 +980,14 @@ def run_commits(b: Broker, res: Results, seconds: float) -> None:
                 cons.commit(offsets=tps, asynchronous=False)
                 latencies[i].append((time.perf_counter() - t) * 1000)
 
+    client0 = own_cpu_s()
     with measured(b) as m:
         threads = [threading.Thread(target=commit_loop, args=(i,)) for i in range(groups)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
+    client = own_cpu_s() - client0
     for cons in consumers:
         cons.close()
     flat = sorted(x for lst in latencies for x in lst)
@@ -995,6 +997,12 @@ def run_commits(b: Broker, res: Results, seconds: float) -> None:
             higher_is_better=False)
     res.add("scale.commit_p99", "scale", label, "p99 ms per commit", latency.percentile(flat, 99),
             higher_is_better=False)
+    # both sides' core use: a closed loop of 10 committers keeps one of them saturated
+    res.add("scale.commit_client_busy", "scale", label,
+            "client process CPU s/s (10 consumers' threads and the loops)",
+            client / m["elapsed"], higher_is_better=False)
+    res.add("scale.commit_broker_busy", "scale", label, "broker CPU s/s",
+            m["cpu_s"] / m["elapsed"], higher_is_better=False)
     res.add("scale.commit_cpu", "scale", label, "broker CPU ms per commit",
             m["cpu_s"] * 1000 / max(len(flat), 1), higher_is_better=False)
     res.add("scale.commit_rss", "scale", label, "broker peak RSS MB", m["peak_rss_mb"],
