@@ -898,10 +898,12 @@ def run_scale(s: Settings, res: Results, root: Path, rep: int) -> None:
                                     ("scale.produce_wide", "wide", parts)):
             progress(f"scale: produce 100 B records over {n_parts} partition(s)")
             client0 = own_cpu_s()
+            window = latency.Window({"client": os.getpid()})
             with measured(b) as m:
                 n, elapsed = confluent_produce(b.bootstrap, topic, 100, s.produce_s,
                                                partitions=n_parts)
             client = own_cpu_s() - client0
+            cores = window.close()
             m["elapsed"] = elapsed
             label = f"produce 100 B, acks=1, none, over {n_parts} partition(s)"
             record_run(res, key, "scale", label, m, n, 100)
@@ -914,6 +916,12 @@ def run_scale(s: Settings, res: Results, root: Path, rep: int) -> None:
                     client / elapsed, higher_is_better=False)
             res.add(f"{key}.broker_busy", "scale", label, "broker CPU s/s",
                     m["cpu_s"] / elapsed, higher_is_better=False)
+            res.add(f"{key}.client_core", "scale", label, "client core busy %",
+                    cores.get(f"core{CLIENT_CPU}_busy", 0.0), higher_is_better=False,
+                    note="all processes on the core")
+            res.add(f"{key}.client_wait", "scale", label, "producer run-queue wait %",
+                    cores["client_wait"], higher_is_better=False,
+                    note="runnable but not running: other processes had its core")
         ms, nbytes = timed_roundtrips(c, 1, 11, empty, 10)
         res.add("scale.fetch_full_ms", "scale",
                 f"Fetch v11 of {parts} partitions with data (1 MiB max each)", "ms per request",
