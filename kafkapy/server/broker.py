@@ -7,13 +7,16 @@ notifications (server/config_listener.py) and, with an authorizer, load the ACLs
 changes (server/acl_listener.py), then accept connections. On shutdown (SIGINT/SIGTERM)
 connections stop being accepted, logs are flushed and checkpointed and a clean-shutdown marker is
 written, so the next start skips recovery. A broker whose every log directory failed stops
-itself with exit status 1 (server/log_dir_failures.py).
+itself with exit status 1 (server/log_dir_failures.py). Off the main thread (an embedded broker
+of kafkapy.testing, a trio loop in a thread) there are no signals: the broker runs until its
+caller cancels it (and shuts down the same way) or until it halts itself.
 """
 
 from __future__ import annotations
 
 import logging
 import signal
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -223,9 +226,12 @@ async def _stop_when_requested(broker: Broker, scope: trio.CancelScope) -> None:
     scope.cancel()
 
 
-async def run_broker(config: BrokerConfig) -> int:
-    """Run a broker until SIGINT or SIGTERM (or until it halts itself: no log directory left),
-    then shut it down; returns the exit status."""
+async def run_broker(
+    config: BrokerConfig, *, task_status: Any = trio.TASK_STATUS_IGNORED
+) -> int:
+    """Run a broker until SIGINT or SIGTERM (on the main thread), until cancelled, or until it
+    halts itself (no log directory left), then shut it down; returns the exit status.
+    ``task_status.started(broker)`` once it accepts connections."""
     load_all()
     broker = Broker(config)
     broker.start()
@@ -244,6 +250,9 @@ async def run_broker(config: BrokerConfig) -> int:
             broker.client_quotas.start()
             await nursery.start(broker.serve)
             nursery.start_soon(run_log_maintenance, broker)
+            task_status.started(broker)
+            if threading.current_thread() is not threading.main_thread():
+                await trio.sleep_forever()  # embedded: signals are the host's, not ours
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for sig in signals:
                     log.info("shutting down on signal=%s", signal.Signals(sig).name)
