@@ -2,7 +2,8 @@
 (``BrokerProcess``): one API, so a test or fixture does not care which it got.
 
 A broker is made with a data directory, ``server.properties`` overrides, a free loopback port and a
-storage kind (kafkapy/testing/storage.py). ``start()`` returns once the broker answers ApiVersions;
+storage kind (kafkapy/testing/storage.py). ``start()`` returns once the broker listens (it binds
+its listener last, when it can serve);
 ``stop()`` shuts it down cleanly; ``restart()`` brings it back on the same port and data;
 ``close()`` (or leaving the ``with`` block) stops it and removes what it stored in memory.
 
@@ -34,7 +35,7 @@ from typing import Any, ClassVar
 from . import storage as storage_kinds
 from .connections import drop_accepted
 from .ports import free_port
-from .probe import api_versions_answered, plaintext_listener, port_open
+from .probe import port_open
 
 HOST = "127.0.0.1"
 
@@ -79,7 +80,7 @@ class TestBroker:
         self.memory_dir: Path | None = None
         self.on_tmpfs = False
         self.failed_log_dirs: dict[Path, Path] = {}  # failed log dir -> where it was moved
-        self.started_in: float | None = None  # seconds from start() to ApiVersions answered
+        self.started_in: float | None = None  # seconds from start() until it listened
 
     # --- addresses and config ---------------------------------------------------------------
 
@@ -157,24 +158,25 @@ class TestBroker:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _wait_answering(self, timeout: float, exited: Callable[[], str | None]) -> None:
-        """Poll ApiVersions until answered; ``exited()`` returns why the broker is gone, if it
-        is. Raises BrokerStartError with that reason, or after ``timeout``."""
+    def _wait_listening(self, timeout: float, exited: Callable[[], str | None]) -> None:
+        """Poll the port until it accepts connections (the broker binds its listener last, once
+        everything is wired); ``exited()`` returns why the broker is gone, if it is. Raises
+        BrokerStartError with that reason, or after ``timeout``. A connection, not a request:
+        tests that count requests or handler calls see none of ours."""
         started = time.perf_counter()
         deadline = started + timeout
         delay = 0.002
-        probe = api_versions_answered if plaintext_listener(self.properties()) else port_open
         while True:
             reason = exited()
             if reason is not None:
                 raise BrokerStartError(reason)
-            if probe(self.host, self.port, timeout=min(2.0, timeout)):
+            if port_open(self.host, self.port, timeout=min(2.0, timeout)):
                 self.started_in = time.perf_counter() - started
                 _live.add(self)
                 return
             if time.perf_counter() > deadline:
                 raise BrokerStartError(
-                    f"broker on {self.bootstrap} did not answer ApiVersions within {timeout}s:"
+                    f"broker on {self.bootstrap} did not listen within {timeout}s:"
                     f"\n{self.log_text()[-2000:]}"
                 )
             time.sleep(delay)

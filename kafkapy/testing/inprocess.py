@@ -58,7 +58,7 @@ class BrokerThread(TestBroker):
         if not self._ready.wait(timeout):
             self.kill()
             raise BrokerStartError(f"in-process broker on {self.bootstrap} did not start")
-        self._wait_answering(timeout, self._exited)
+        self._wait_listening(timeout, self._exited)
         return self
 
     def _run(self, config: Any) -> None:

@@ -1,7 +1,7 @@
 """A real kafkapy broker as a separate process, for tests and benchmarks.
 
 `BrokerProcess` starts `kafkapy server` on a free loopback port with its data in a given
-directory, waits until the broker answers ApiVersions, and stops the process (SIGTERM, then
+directory, waits until the broker listens, and stops the process (SIGTERM, then
 SIGKILL) when asked — including `kill()` for crash tests, `pause()` (SIGSTOP) and `restart()` on
 the same port and data. By default the broker runs on this interpreter (`python -m
 kafkapy.cli.main`); `kafkapy` names another command, such as the `kafkapy` script of a
@@ -81,7 +81,7 @@ class BrokerProcess(TestBroker):
             )
         self.paused = False
         try:
-            self._wait_answering(timeout, self._exited)
+            self._wait_listening(timeout, self._exited)
         except BaseException:
             self.kill()
             raise
