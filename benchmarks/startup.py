@@ -3,8 +3,10 @@
     .venv/bin/python benchmarks/startup.py [--repeats 7] [--tests 200]
 
 * subprocess broker: ``BrokerProcess(storage="memory").start()``, from the call until the broker
-  answers ApiVersions (wall time), and the broker process's CPU time (user+sys, from /proc) at
-  that moment: on a shared machine the CPU time is the steadier figure;
+  answers ApiVersions (wall time), in a fresh interpreter: the first one (which starts the zygote,
+  kafkapy/testing/zygote.py) and a second one (forked from it); and a plain ``kafkapy server``
+  process (``KAFKAPY_TEST_NO_ZYGOTE=1``, what ``kafkapy server`` costs anywhere) with its CPU time
+  (user+sys, from /proc) at that moment: on a shared machine the CPU time is the steadier figure;
 * in-process broker, cold: a fresh interpreter runs ``kafkapy.testing.broker()`` (imports of the
   broker included) until it answers ApiVersions; warm: a second broker in that process;
 * a session of N tests each with its own topic (``kafka_topic``) against the same N tests without
@@ -71,10 +73,36 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+PROCESSES = """
+import json, tempfile, time
+from kafkapy.testing import BrokerProcess, api_versions_answered
+out = []
+for _ in range(2):
+    b = BrokerProcess(tempfile.mkdtemp(), storage="memory")
+    t0 = time.perf_counter()
+    b.start()
+    while not api_versions_answered(b.host, b.port):
+        pass
+    out.append(time.perf_counter() - t0)
+    b.close()
+print(json.dumps(out))
+"""
+
+
 def subprocess_start(repeats: int) -> dict:
     from kafkapy.testing import BrokerProcess, api_versions_answered
 
+    first, forked = [], []
+    for _ in range(repeats):
+        out = subprocess.run(
+            [sys.executable, "-c", PROCESSES], capture_output=True, text=True, check=True,
+            cwd="/tmp",
+        ).stdout
+        got = json.loads(out.strip().splitlines()[-1])
+        first.append(got[0])
+        forked.append(got[1])
     wall, cpu = [], []
+    os.environ["KAFKAPY_TEST_NO_ZYGOTE"] = "1"
     for _ in range(repeats):
         with tempfile.TemporaryDirectory() as d:
             b = BrokerProcess(d, storage="memory")
@@ -85,7 +113,8 @@ def subprocess_start(repeats: int) -> dict:
             wall.append(time.perf_counter() - t0)
             cpu.append(cpu_seconds(b.pid))
             b.close()
-    return {"wall_s": wall, "cpu_s": cpu}
+    del os.environ["KAFKAPY_TEST_NO_ZYGOTE"]
+    return {"first_s": first, "forked_s": forked, "plain_wall_s": wall, "plain_cpu_s": cpu}
 
 
 def in_process_start(repeats: int) -> dict:
@@ -140,8 +169,10 @@ def main() -> None:
         for s in sess["summaries"]
     ]
     print(f"load average at start: {load:.1f}")
-    print(f"subprocess broker, call -> ApiVersions answered: {ms(sub['wall_s'])}")
-    print(f"subprocess broker, its CPU time at that point:   {ms(sub['cpu_s'])}")
+    print(f"subprocess broker, first of a run (zygote start): {ms(sub['first_s'])}")
+    print(f"subprocess broker, forked from the zygote:        {ms(sub['forked_s'])}")
+    print(f"plain `kafkapy server` process, ApiVersions:      {ms(sub['plain_wall_s'])}")
+    print(f"plain `kafkapy server` process, CPU by then:      {ms(sub['plain_cpu_s'])}")
     print(f"in-process broker, cold (imports included):      {ms(inproc['cold_s'])}")
     print(f"in-process broker, warm (modules imported):      {ms(inproc['warm_s'])}")
     print(

@@ -317,6 +317,32 @@ def test_faults_kill_pause_and_dropped_connections(kafka_broker_factory, mode):
     assert got == [b"before-%d" % i for i in range(10)] + [b"after-drop-%d" % i for i in range(10)]
 
 
+def test_subprocess_brokers_fork_from_the_zygote_unless_the_environment_differs(
+    tmp_path, monkeypatch
+):
+    import subprocess
+
+    from kafkapy.testing import BrokerProcess
+    from kafkapy.testing.zygote import ZygoteChild
+
+    broker = BrokerProcess(tmp_path / "a").start()
+    child = broker.proc
+    assert isinstance(child, ZygoteChild) and child.poll() is None
+    assert f"listener=127.0.0.1:{broker.port}" in broker.log_text()  # its own output, its file
+    assert broker.stop() == 0 and child.returncode == 0
+    broker.start()
+    child = broker.proc
+    broker.kill()
+    assert child.returncode == -9  # as subprocess reports a SIGKILL
+    monkeypatch.setenv("KAFKAPY_LOG_LEVEL", "DEBUG")  # modules may read KAFKAPY_* at import
+    other = BrokerProcess(tmp_path / "b").start()
+    try:
+        assert isinstance(other.proc, subprocess.Popen)
+        assert "level=debug" in other.log_text()
+    finally:
+        assert other.stop() == 0
+
+
 def test_a_killed_session_broker_is_back_for_the_next_test(kafka_broker, kafka_topic_factory):
     kafka_broker.kill()
     wait_for(lambda: not kafka_broker.running, 5, "broker stopped")
