@@ -34,6 +34,7 @@ class BrokerThread(TestBroker):
         super().__init__(data_dir, overrides, port=port, storage=storage)
         self.broker: Any = None  # kafkapy.server.broker.Broker while running
         self.error: BaseException | None = None  # why the loop ended, if not asked to
+        self.exit_code: int | None = None  # run_broker's status when the broker halted itself
         self._thread: threading.Thread | None = None
         self._token: Any = None
         self._scope: Any = None
@@ -49,7 +50,7 @@ class BrokerThread(TestBroker):
             return self
         self.data_dir.mkdir(parents=True, exist_ok=True)
         config = BrokerConfig.from_properties(self.properties())
-        self.error, self.broker = None, None
+        self.error, self.broker, self.exit_code = None, None, None
         self._ready = threading.Event()
         self._thread = threading.Thread(
             target=self._run, args=(config,), name=f"kafkapy-broker-{self.port}", daemon=True
@@ -66,11 +67,14 @@ class BrokerThread(TestBroker):
 
         from kafkapy.server.broker import run_broker
 
+        async def broker(task_status: Any) -> None:
+            self.exit_code = await run_broker(config, task_status=task_status)
+
         async def main() -> None:
             self._token = trio.lowlevel.current_trio_token()
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
-                self.broker = await nursery.start(run_broker, config)
+                self.broker = await nursery.start(broker)
                 self._ready.set()
 
         try:
@@ -108,8 +112,9 @@ class BrokerThread(TestBroker):
         self._token = self._scope = self.broker = None
 
     def stop(self, timeout: float = 20.0) -> int | None:
-        """Shut the broker down cleanly and wait for its thread; 0, or 1 if the broker had failed
-        on its own (``self.error`` says why), None if it was not running."""
+        """Shut the broker down cleanly and wait for its thread; 0, the status it halted itself
+        with (1: every log directory failed), 1 if it failed (``self.error`` says why), or None
+        if it was not running."""
         if self._thread is None:
             return None
         self.resume()
@@ -117,7 +122,9 @@ class BrokerThread(TestBroker):
         if scope is not None:
             self._call_soon(scope.cancel)
         self._join(timeout)
-        return 1 if self.error is not None else 0
+        if self.error is not None:
+            return 1
+        return self.exit_code or 0
 
     def kill(self) -> None:
         """Stop at once, as a crash would: logs and the metadata store are closed without a flush,
@@ -158,7 +165,12 @@ class BrokerThread(TestBroker):
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive() and self.broker is not None
+        return (
+            self._thread is not None
+            and self._thread.is_alive()
+            and self.broker is not None
+            and self.exit_code is None
+        )
 
     def _fault_pid(self) -> int:
         import os
