@@ -87,9 +87,10 @@ class KafkaSession:
     """The run's brokers and topic admin, and what they cost (for the summary line)."""
 
     def __init__(self, config: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> None:
-        self.external: str | None = config.getoption("kafka_bootstrap")
-        self.keep_data: bool = config.getoption("kafka_keep_data")
-        self.mode: str = config.getoption("kafka_broker_mode") or "thread"
+        # (defaults for a plugin registered after the options were parsed, as a conftest may)
+        self.external: str | None = config.getoption("kafka_bootstrap", None)
+        self.keep_data: bool = config.getoption("kafka_keep_data", False)
+        self.mode: str = config.getoption("kafka_broker_mode", None) or "thread"
         self.tmp = tmp_path_factory
         self.brokers: list[TestBroker] = []
         self.kept: list[Path] = []
