@@ -55,7 +55,6 @@ class BrokerProcess(TestBroker):
         self.log_path = log_path or self.data_dir / "broker.log"
         self.cpu = cpu
         self.kafkapy = kafkapy or [sys.executable, "-m", "kafkapy.cli.main"]
-        self.own_interpreter = kafkapy is None
         self.env = env
         self.proc: Any = None  # subprocess.Popen, or a zygote's child (the same API)
         self.paused = False
@@ -73,10 +72,12 @@ class BrokerProcess(TestBroker):
         env = None if self.env is None else {**os.environ, **self.env}
         main_thread = threading.current_thread() is threading.main_thread()
         self.proc = None
-        if self.own_interpreter and self.cpu is None and env is None:
+        command = self.command()
+        if env is None and command[:3] == [sys.executable, "-m", "kafkapy.cli.main"]:
+            # exactly this interpreter's `kafkapy` (no wrapper such as taskset or prlimit)
             from .zygote import spawn_broker
 
-            self.proc = spawn_broker(self.command()[1:], str(self.log_path))
+            self.proc = spawn_broker(command[1:], str(self.log_path))
         if self.proc is None:
             self._popen(env, main_thread)
         self.paused = False
