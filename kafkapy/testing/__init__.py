@@ -14,11 +14,12 @@ offers the same brokers as fixtures: ``kafka_broker``, ``kafka_broker_factory``,
 does for the plugin in every environment where kafkapy is installed) costs next to nothing.
 
 Modules: ``handle`` (what both kinds of broker share: config, readiness, fault injection),
-``process`` (``BrokerProcess``, a ``kafkapy server`` subprocess), ``inprocess``
-(``BrokerThread``), ``embedded`` (``broker``/``async_broker``), ``storage`` (``storage="memory"``
-log dirs on tmpfs), ``connections`` (dropping a broker's client connections), ``topics``
-(create/delete topics for fixtures), ``cluster`` (N brokers on a real ZooKeeper, with faults),
-``ports``, ``probe``.
+``process`` (``BrokerProcess``, a ``kafkapy server`` subprocess), ``zygote`` (the fork server
+that starts those in milliseconds), ``inprocess`` (``BrokerThread``), ``embedded``
+(``broker``/``async_broker``), ``storage`` (``storage="memory"`` log dirs on tmpfs),
+``connections`` (dropping a broker's client connections), ``topics`` (create/delete topics for
+fixtures), ``ports``, ``probe``, ``pytest_plugin``. N brokers on a real ZooKeeper, with faults:
+kafkapy/testing_cluster.py (and kafkapy/testing_zk.py for ZooKeeper itself).
 """
 
 from __future__ import annotations
