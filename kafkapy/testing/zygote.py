@@ -9,15 +9,17 @@ its log file, its own pid, signals and exit status; it dies with the zygote, whi
 test process. ``BrokerProcess`` uses it when nothing could tell the difference, else it starts the
 broker with ``subprocess.Popen`` as before:
 
-* the environment is the one the zygote was started with (modules read ``KAFKAPY_*`` variables
-  when imported; ``PYTEST_*`` variables are ignored), the broker command is this interpreter's
-  ``kafkapy`` and no CPU pinning is asked for;
+* the ``KAFKAPY_*`` and ``PYTHON*`` variables are those the zygote was started with (kafkapy's
+  modules read ``KAFKAPY_*`` variables when they are imported; Python reads ``PYTHON*`` at start);
+  the child gets the caller's whole environment as it is now for everything read later;
+* the broker command is this interpreter's plain ``kafkapy`` (no taskset, prlimit, other
+  installation);
 * Linux, and the zygote was started from the main thread (the death signal follows the thread
   that forks);
 * ``KAFKAPY_TEST_NO_ZYGOTE`` is not set.
 
 The test process talks to the zygote over a socket pair, one JSON object per line: requests
-``{"argv", "log", "cwd"}`` get ``{"pid"}`` (or ``{"error"}``) in order; exits come as
+``{"argv", "log", "cwd", "env"}`` get ``{"pid"}`` (or ``{"error"}``) in order; exits come as
 ``{"exit": pid, "status": code}`` (the zygote reaps its children, so it reports their status:
 negative for a signal, as subprocess does). `ZygoteChild` is the ``Popen``-like handle.
 """
@@ -40,11 +42,14 @@ from typing import Any
 
 FD_ENV = "KAFKAPY_ZYGOTE_FD"
 DISABLE_ENV = "KAFKAPY_TEST_NO_ZYGOTE"
-_IGNORED_ENV_PREFIXES = ("PYTEST_", FD_ENV)
+_IMPORT_TIME_ENV_PREFIXES = ("KAFKAPY_", "PYTHON")
 
 
 def _relevant_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if not k.startswith(_IGNORED_ENV_PREFIXES)}
+    """The variables read when the broker's modules are imported (or the interpreter starts)."""
+    return {
+        k: v for k, v in env.items() if k.startswith(_IMPORT_TIME_ENV_PREFIXES) and k != FD_ENV
+    }
 
 
 def _die_with_parent() -> None:
@@ -124,13 +129,15 @@ class Zygote:
             self.alive = False
             self.changed.notify_all()
 
-    def spawn(self, argv: list[str], log: str, cwd: str) -> ZygoteChild | None:
+    def spawn(
+        self, argv: list[str], log: str, cwd: str, env: dict[str, str]
+    ) -> ZygoteChild | None:
         """A forked broker running ``argv`` (after the interpreter), or None if the zygote is
         gone (the caller starts the broker the usual way)."""
+        request = {"argv": argv, "log": log, "cwd": cwd, "env": env}
         with self.lock:
             try:
-                self.sock.sendall((json.dumps({"argv": argv, "log": log, "cwd": cwd}) + "\n")
-                                  .encode())
+                self.sock.sendall((json.dumps(request) + "\n").encode())
             except OSError:
                 return None
             with self.changed:
@@ -174,7 +181,7 @@ def spawn_broker(argv: list[str], log: str) -> ZygoteChild | None:
         zygote = _shared
     if not zygote.alive or _relevant_env(dict(os.environ)) != zygote.env:
         return None
-    return zygote.spawn(argv, log, os.getcwd())
+    return zygote.spawn(argv, log, os.getcwd(), dict(os.environ))
 
 
 # --- the zygote ---------------------------------------------------------------------------------
@@ -256,6 +263,8 @@ def _fork(request: dict[str, Any], sock: socket.socket, fds: tuple[int, int]) ->
         for fd in fds:
             os.close(fd)
         _die_with_parent()
+        os.environ.clear()
+        os.environ.update(request["env"])
         os.chdir(request["cwd"])
         log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         null = os.open(os.devnull, os.O_RDONLY)
