@@ -328,9 +328,11 @@ def test_subprocess_brokers_fork_from_the_zygote_unless_the_environment_differs(
     broker = BrokerProcess(tmp_path / "a").start()
     child = broker.proc
     assert isinstance(child, ZygoteChild) and child.poll() is None
-    assert f"listener=127.0.0.1:{broker.port}" in broker.log_text()  # its own output, its file
+    assert f"127.0.0.1:{broker.port}" in broker.log_text()  # its own output, in its file
     assert broker.stop() == 0 and child.returncode == 0
+    monkeypatch.setenv("UNRELATED_TO_KAFKAPY", "1")  # not read at import: the zygote serves on
     broker.start()
+    assert isinstance(broker.proc, ZygoteChild)
     child = broker.proc
     broker.kill()
     assert child.returncode == -9  # as subprocess reports a SIGKILL
@@ -387,6 +389,32 @@ def test_the_session_broker_came_back(kafka_broker, kafka_topic):
 
 
 # --- the cluster ----------------------------------------------------------------------------------
+
+
+def test_first_group_lookups_on_every_broker_at_once_get_no_server_error(kafka_cluster):
+    """Every broker creating __consumer_offsets for the same first FindCoordinator: the losers
+    answer COORDINATOR_NOT_AVAILABLE (clients retry), not UNKNOWN_SERVER_ERROR."""
+    from kio.schema.find_coordinator.v2.request import FindCoordinatorRequest
+
+    from .rawclient import RawClient
+
+    clients = [RawClient(b.bootstrap, timeout=30) for b in kafka_cluster.brokers.values()]
+    start = threading.Barrier(len(clients))
+    codes: list[int] = []
+
+    def lookup(client: RawClient) -> None:
+        start.wait()
+        codes.append(client.request(FindCoordinatorRequest(key="g", key_type=0)).error_code)
+
+    threads = [threading.Thread(target=lookup, args=(c,)) for c in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for c in clients:
+        c.close()
+    coordinator_not_available = 15
+    assert len(codes) == len(clients) and set(codes) <= {0, coordinator_not_available}, codes
 
 
 def test_cluster_faults_move_leadership_pause_and_drop_connections(kafka_cluster):
