@@ -323,8 +323,11 @@ def test_subprocess_brokers_fork_from_the_zygote_unless_the_environment_differs(
     import subprocess
 
     from kafkapy.testing import BrokerProcess
-    from kafkapy.testing.zygote import ZygoteChild
+    from kafkapy.testing.zygote import ZygoteChild, warm
 
+    zygote = warm()  # the run's zygote (started along with an earlier broker, or now)
+    assert zygote is not None
+    wait_for(lambda: zygote.alive, 30, "the zygote ready")
     broker = BrokerProcess(tmp_path / "a").start()
     child = broker.proc
     assert isinstance(child, ZygoteChild) and child.poll() is None

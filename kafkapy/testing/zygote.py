@@ -2,8 +2,9 @@
 
 A broker process spends nearly all of its start-up importing (about 260 ms of CPU: trio, kio, the
 broker's modules); the broker itself is wired in milliseconds. The zygote is one helper process,
-started on the first subprocess broker of a test run, that imports everything a broker imports
-(ZooKeeper mode included) and then forks a fresh broker process per request. Each child runs
+started along with the first subprocess broker of a test run (which starts the usual way), that
+imports everything a broker imports (ZooKeeper mode included) and then forks a fresh broker
+process per request. Each child runs
 ``kafkapy server`` exactly as ``python -m kafkapy.cli.main server ...`` would, with its output in
 its log file, its own pid, signals and exit status; it dies with the zygote, which dies with the
 test process. ``BrokerProcess`` uses it when nothing could tell the difference, else it starts the
@@ -112,11 +113,15 @@ class Zygote:
         self.changed = threading.Condition()
         self.statuses: dict[int, int] = {}
         self.replies: list[dict[str, Any]] = []
-        self.alive = json.loads(self.file.readline() or '{"ready": false}').get("ready", False)
-        if self.alive:
-            threading.Thread(target=self._read, name="kafkapy-zygote", daemon=True).start()
+        self.alive = False  # until the zygote has imported everything (brokers meanwhile: Popen)
+        threading.Thread(target=self._read, name="kafkapy-zygote", daemon=True).start()
 
     def _read(self) -> None:
+        ready = json.loads(self.file.readline() or '{"ready": false}').get("ready", False)
+        with self.changed:
+            self.alive = ready
+        if not ready:
+            return
         for line in self.file:
             msg = json.loads(line)
             with self.changed:
@@ -167,19 +172,24 @@ _shared: Zygote | None = None
 _shared_lock = threading.Lock()
 
 
-def spawn_broker(argv: list[str], log: str) -> ZygoteChild | None:
-    """Fork a broker from the run's zygote when that is indistinguishable from starting one
-    (see the module docstring); None: start it the usual way."""
+def warm() -> Zygote | None:
+    """The run's zygote, started now if need be (it is ready once ``alive``); None where there
+    is none (not Linux, KAFKAPY_TEST_NO_ZYGOTE, or first asked for off the main thread)."""
     global _shared
     if os.environ.get(DISABLE_ENV) or sys.platform != "linux":
         return None
     with _shared_lock:
-        if _shared is None:
-            if threading.current_thread() is not threading.main_thread():
-                return None
+        if _shared is None and threading.current_thread() is threading.main_thread():
             _shared = Zygote()
-        zygote = _shared
-    if not zygote.alive or _relevant_env(dict(os.environ)) != zygote.env:
+        return _shared
+
+
+def spawn_broker(argv: list[str], log: str) -> ZygoteChild | None:
+    """Fork a broker from the run's zygote when that is indistinguishable from starting one
+    (see the module docstring); None: start it the usual way (as the first broker of a run
+    does, while the zygote imports)."""
+    zygote = warm()
+    if zygote is None or not zygote.alive or _relevant_env(dict(os.environ)) != zygote.env:
         return None
     return zygote.spawn(argv, log, os.getcwd(), dict(os.environ))
 
