@@ -14,6 +14,7 @@ caller cancels it (and shuts down the same way) or until it halts itself.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
@@ -233,6 +234,12 @@ async def run_broker(
     halts itself (no log directory left), then shut it down; returns the exit status.
     ``task_status.started(broker)`` once it accepts connections."""
     load_all()
+    # SIGINT/SIGTERM are caught from now on: one that comes while the broker starts (recovering
+    # its logs, binding its listener) stops it cleanly once it has started, never half-way
+    signals = contextlib.ExitStack()
+    received = None
+    if threading.current_thread() is threading.main_thread():
+        received = signals.enter_context(trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM))
     broker = Broker(config)
     broker.start()
     try:
@@ -251,16 +258,16 @@ async def run_broker(
             await nursery.start(broker.serve)
             nursery.start_soon(run_log_maintenance, broker)
             task_status.started(broker)
-            if threading.current_thread() is not threading.main_thread():
+            if received is None:
                 await trio.sleep_forever()  # embedded: signals are the host's, not ours
-            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for sig in signals:
-                    log.info("shutting down on signal=%s", signal.Signals(sig).name)
-                    if broker.replicas is not None and broker.config.controlled_shutdown_enable:
-                        await broker.replicas.controlled_shutdown()
-                    nursery.cancel_scope.cancel()
-                    break
+            async for sig in received:
+                log.info("shutting down on signal=%s", signal.Signals(sig).name)
+                if broker.replicas is not None and broker.config.controlled_shutdown_enable:
+                    await broker.replicas.controlled_shutdown()
+                nursery.cancel_scope.cancel()
+                break
     finally:
+        signals.close()
         broker.stop()
         log.info("kafkapy stopped broker.id=%s exit_code=%d", broker.broker_id, broker.exit_code)
     return broker.exit_code
