@@ -3,9 +3,9 @@
     .venv/bin/python benchmarks/startup.py [--repeats 7] [--tests 200]
 
 * subprocess broker: ``BrokerProcess(storage="memory").start()``, from the call until the broker
-  answers ApiVersions (wall time), in a fresh interpreter: the first one (which starts the zygote,
-  kafkapy/testing/zygote.py) and a second one (forked from it); and a plain ``kafkapy server``
-  process (``KAFKAPY_TEST_NO_ZYGOTE=1``, what ``kafkapy server`` costs anywhere) with its CPU time
+  answers ApiVersions (wall time), in a fresh interpreter: the first one (a plain process) and
+  one forked from the zygote (kafkapy/testing/zygote.py) once it is ready; and a plain
+  ``kafkapy server`` process (``KAFKAPY_TEST_NO_ZYGOTE=1``, what it costs anywhere), its CPU time
   (user+sys, from /proc) at that moment: on a shared machine the CPU time is the steadier figure;
 * in-process broker, cold: a fresh interpreter runs ``kafkapy.testing.broker()`` (imports of the
   broker included) until it answers ApiVersions; warm: a second broker in that process;
@@ -76,8 +76,13 @@ def cpu_seconds(pid: int) -> float:
 PROCESSES = """
 import json, tempfile, time
 from kafkapy.testing import BrokerProcess, api_versions_answered
+from kafkapy.testing.zygote import warm
 out = []
-for _ in range(2):
+for i in range(2):
+    if i:  # the zygote a second broker would start, ready
+        zygote = warm()
+        while not zygote.alive:
+            time.sleep(0.01)
     b = BrokerProcess(tempfile.mkdtemp(), storage="memory")
     t0 = time.perf_counter()
     b.start()
@@ -169,7 +174,7 @@ def main() -> None:
         for s in sess["summaries"]
     ]
     print(f"load average at start: {load:.1f}")
-    print(f"subprocess broker, first of a run (zygote start): {ms(sub['first_s'])}")
+    print(f"subprocess broker, first of a run:                {ms(sub['first_s'])}")
     print(f"subprocess broker, forked from the zygote:        {ms(sub['forked_s'])}")
     print(f"plain `kafkapy server` process, ApiVersions:      {ms(sub['plain_wall_s'])}")
     print(f"plain `kafkapy server` process, CPU by then:      {ms(sub['plain_cpu_s'])}")

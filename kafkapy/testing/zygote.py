@@ -2,7 +2,7 @@
 
 A broker process spends nearly all of its start-up importing (about 260 ms of CPU: trio, kio, the
 broker's modules); the broker itself is wired in milliseconds. The zygote is one helper process,
-started along with the first subprocess broker of a test run (which starts the usual way), that
+started along with the second subprocess broker of a test run (which starts the usual way), that
 imports everything a broker imports (ZooKeeper mode included) and then forks a fresh broker
 process per request. Each child runs
 ``kafkapy server`` exactly as ``python -m kafkapy.cli.main server ...`` would, with its output in
@@ -172,6 +172,9 @@ _shared: Zygote | None = None
 _shared_lock = threading.Lock()
 
 
+_asked = 0
+
+
 def warm() -> Zygote | None:
     """The run's zygote, started now if need be (it is ready once ``alive``); None where there
     is none (not Linux, KAFKAPY_TEST_NO_ZYGOTE, or first asked for off the main thread)."""
@@ -186,8 +189,13 @@ def warm() -> Zygote | None:
 
 def spawn_broker(argv: list[str], log: str) -> ZygoteChild | None:
     """Fork a broker from the run's zygote when that is indistinguishable from starting one
-    (see the module docstring); None: start it the usual way (as the first broker of a run
-    does, while the zygote imports)."""
+    (see the module docstring); None: start it the usual way. A run's first broker always
+    starts the usual way (a run with one broker never pays for a zygote); the second starts the
+    zygote, which serves once it has imported everything."""
+    global _asked
+    _asked += 1
+    if _asked == 1 and _shared is None:
+        return None
     zygote = warm()
     if zygote is None or not zygote.alive or _relevant_env(dict(os.environ)) != zygote.env:
         return None
