@@ -37,33 +37,26 @@ import json, time
 t0 = time.perf_counter()
 import kafkapy.testing as kt
 from kafkapy.testing.probe import api_versions_answered
-first = kt.broker()
-b = first.start()
-while not api_versions_answered(b.host, b.port):
-    pass
-t1 = time.perf_counter()
-second = kt.broker()
-t2 = time.perf_counter()
-b2 = second.start()
-while not api_versions_answered(b2.host, b2.port):
-    pass
-t3 = time.perf_counter()
-first.close(); second.close()
-print(json.dumps({"cold": t1 - t0, "warm": t3 - t2}))
+
+def answered_after(started):
+    embedded = kt.broker()
+    b = embedded.start()
+    while not api_versions_answered(b.host, b.port):
+        pass
+    return time.perf_counter() - started, embedded
+
+cold, first = answered_after(t0)
+warm, second = answered_after(time.perf_counter())
+first.close()
+second.close()
+print(json.dumps({"cold": cold, "warm": warm}))
 """
 
-WITH_TOPIC = """
+TESTS = """
 import pytest
 
 @pytest.mark.parametrize("i", range({n}))
-def test_t(kafka_topic, i):
-    assert kafka_topic
-"""
-WITHOUT = """
-import pytest
-
-@pytest.mark.parametrize("i", range({n}))
-def test_t(i):
+def test_t({fixture}i):
     assert i >= 0
 """
 
@@ -137,8 +130,8 @@ def in_process_start(repeats: int) -> dict:
 def session(n: int, repeats: int) -> dict:
     with_s, without_s, summaries = [], [], []
     with tempfile.TemporaryDirectory() as d:
-        (Path(d) / "test_with.py").write_text(WITH_TOPIC.format(n=n))
-        (Path(d) / "test_without.py").write_text(WITHOUT.format(n=n))
+        (Path(d) / "test_with.py").write_text(TESTS.format(n=n, fixture="kafka_topic, "))
+        (Path(d) / "test_without.py").write_text(TESTS.format(n=n, fixture=""))
         for _ in range(repeats):
             for name, into in (("test_with.py", with_s), ("test_without.py", without_s)):
                 t0 = time.perf_counter()

@@ -14,7 +14,6 @@ crash the broker for real, or see its exit status, uses ``BrokerProcess`` (the s
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 from .handle import BrokerStartError, TestBroker
@@ -23,15 +22,9 @@ from .handle import BrokerStartError, TestBroker
 class BrokerThread(TestBroker):
     mode = "thread"
 
-    def __init__(
-        self,
-        data_dir: str | Path,
-        overrides: dict[str, str] | None = None,
-        *,
-        port: int | None = None,
-        storage: str = "disk",
-    ) -> None:
-        super().__init__(data_dir, overrides, port=port, storage=storage)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As TestBroker: ``(data_dir, overrides=None, *, port=None, storage="disk")``."""
+        super().__init__(*args, **kwargs)
         self.broker: Any = None  # kafkapy.server.broker.Broker while running
         self.error: BaseException | None = None  # why the loop ended, if not asked to
         self.exit_code: int | None = None  # run_broker's status when the broker halted itself

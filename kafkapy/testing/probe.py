@@ -23,8 +23,8 @@ def api_versions_answered(host: str, port: int, timeout: float = 1.0) -> bool:
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
             sock.sendall(_FRAME)
-            head = _recv(sock, 4)
-            body = _recv(sock, struct.unpack(">i", head)[0])
+            head = recv_exact(sock, 4)
+            body = recv_exact(sock, struct.unpack(">i", head)[0])
     except OSError:
         return False
     return len(body) >= 6 and struct.unpack_from(">i", body)[0] == 1
@@ -39,11 +39,12 @@ def port_open(host: str, port: int, timeout: float = 1.0) -> bool:
         return False
 
 
-def _recv(sock: socket.socket, n: int) -> bytes:
+def recv_exact(sock: socket.socket, n: int) -> bytes:
+    """Exactly ``n`` bytes from a blocking socket; ConnectionError if it closes first."""
     out = bytearray()
     while len(out) < n:
         chunk = sock.recv(n - len(out))
         if not chunk:
-            raise ConnectionError("closed")
+            raise ConnectionError("the broker closed the connection")
         out += chunk
     return bytes(out)
