@@ -117,6 +117,37 @@ def test_three_python_clients_on_the_session_broker_and_a_fresh_topic(kafka_brok
     assert sorted(got) == everything
 
 
+def test_transactions_work_on_the_fixture_broker(kafka_broker, kafka_topic):
+    """The fixtures' single-broker settings cover __transaction_state as well."""
+    producer = Producer(
+        {"bootstrap.servers": kafka_broker.bootstrap_servers, "transactional.id": kafka_topic}
+    )
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce(kafka_topic, b"committed")
+    producer.commit_transaction(30)
+    producer.begin_transaction()
+    producer.produce(kafka_topic, b"aborted")
+    producer.abort_transaction(30)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": kafka_broker.bootstrap_servers,
+            "group.id": f"g-{kafka_topic}",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.assign([TopicPartition(kafka_topic, 0, 0)])
+    got: list[bytes] = []
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not got:
+        msg = consumer.poll(0.5)
+        if msg is not None and not msg.error():
+            got.append(msg.value())
+    consumer.close()
+    assert got == [b"committed"]
+
+
 @pytest.mark.parametrize("kafka_topic", [3], indirect=True)
 def test_kafka_topic_by_indirect_parametrization(kafka_topic, kafka_topic_factory):
     other = kafka_topic_factory(1, {"cleanup.policy": "compact"})

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 TEST_DEFAULTS = {
     "offsets.topic.replication.factor": "1",
     "offsets.topic.num.partitions": "1",
+    "transaction.state.log.num.partitions": "1",
     "transaction.state.log.replication.factor": "1",
     "transaction.state.log.min.isr": "1",
     "group.initial.rebalance.delay.ms": "0",
