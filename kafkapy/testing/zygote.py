@@ -249,7 +249,7 @@ def serve() -> None:
                 buf += data
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
-                    pid = _fork(json.loads(line), sock, (wake_r, wake_w))
+                    pid = _fork(json.loads(line), sock, (wake_r, wake_w, sel.fileno()))
                     children.add(pid)
                     sock.sendall((json.dumps({"pid": pid}) + "\n").encode())
             _reap(sock, children)
@@ -268,7 +268,7 @@ def _reap(sock: socket.socket, children: set[int]) -> None:
         sock.sendall((json.dumps({"exit": pid, "status": code}) + "\n").encode())
 
 
-def _fork(request: dict[str, Any], sock: socket.socket, fds: tuple[int, int]) -> int:
+def _fork(request: dict[str, Any], sock: socket.socket, fds: tuple[int, ...]) -> int:
     pid = os.fork()
     if pid:
         return pid
