@@ -532,6 +532,11 @@ def is_known_key(key: str) -> bool:
     )
 
 
+def is_broker_config_name(key: str) -> bool:
+    """Whether ``key`` is one of Kafka's broker config names (not a prefixed or custom key)."""
+    return key in _OPTIONS or key in _SPECIAL_KEYS or key in KNOWN_UNUSED_KEYS
+
+
 def _check_log_synonyms(props: Mapping[str, str]) -> None:
     """Validate the broker-level synonyms of topic configs (log.message.format.version,
     log.local.retention.ms, ...) that are not parsed above, as Kafka does at start; say once
