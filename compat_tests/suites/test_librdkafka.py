@@ -43,7 +43,7 @@ def results(suite, table, tmp_path_factory) -> dict[str, librdkafka.Result]:
 def test_allowlist_names_real_broker_tests(table):
     names = {a: a.partition(":")[0] for a in ALLOWED}
     wrong = {a: table[n].scope if n in table else "not in this suite" for a, n in names.items()
-             if n not in table or table[n].scope not in ("broker", "cluster")}
+             if n not in table or table[n].scope not in librdkafka.RUNNABLE}
     assert not wrong, f"allowlist entries that are not broker tests of this suite: {wrong}"
 
 
@@ -51,7 +51,7 @@ def test_every_broker_test_is_allowlisted_or_in_findings(table):
     """A test allowlisted whole passes; any other broker test (or one allowlisted only for some
     of its sub-tests) has its entry in FINDINGS.md."""
     findings = FINDINGS.read_text()
-    unaccounted = [n for n, t in table.items() if t.scope in ("broker", "cluster")
+    unaccounted = [n for n, t in table.items() if t.scope in librdkafka.RUNNABLE
                    and n not in ALLOWED and f"`{n}`" not in findings]
     assert not unaccounted, ("broker tests neither allowlisted nor explained in FINDINGS.md: "
                              f"{unaccounted}")
