@@ -80,6 +80,7 @@ def _defs(names: str, type_: str, default: str | None, **kw: object) -> dict[str
 
 
 _SECURITY = dict(per_broker=True, not_applied=NOT_APPLIED_LISTENER)
+_KERBEROS = dict(per_broker=True, not_applied="kafkapy does not serve SASL/GSSAPI (Kerberos)")
 # Kafka's dynamic broker configs beyond the log, cleaner and connection-limit ones
 DYNAMIC_CONFIGS: dict[str, DynamicConfig] = {
     # the key and trust stores (SslConfigs.RECONFIGURABLE_CONFIGS): per listener only
@@ -144,22 +145,22 @@ DYNAMIC_CONFIGS: dict[str, DynamicConfig] = {
         "sasl.enabled.mechanisms", "LIST", "GSSAPI", **_SECURITY
     ),
     "sasl.kerberos.service.name": DynamicConfig(
-        "sasl.kerberos.service.name", "STRING", None, **_SECURITY
+        "sasl.kerberos.service.name", "STRING", None, **_KERBEROS
     ),
     "sasl.kerberos.kinit.cmd": DynamicConfig(
-        "sasl.kerberos.kinit.cmd", "STRING", "/usr/bin/kinit", **_SECURITY
+        "sasl.kerberos.kinit.cmd", "STRING", "/usr/bin/kinit", **_KERBEROS
     ),
     "sasl.kerberos.ticket.renew.window.factor": DynamicConfig(
-        "sasl.kerberos.ticket.renew.window.factor", "DOUBLE", "0.8", **_SECURITY
+        "sasl.kerberos.ticket.renew.window.factor", "DOUBLE", "0.8", **_KERBEROS
     ),
     "sasl.kerberos.ticket.renew.jitter": DynamicConfig(
-        "sasl.kerberos.ticket.renew.jitter", "DOUBLE", "0.05", **_SECURITY
+        "sasl.kerberos.ticket.renew.jitter", "DOUBLE", "0.05", **_KERBEROS
     ),
     "sasl.kerberos.min.time.before.relogin": DynamicConfig(
-        "sasl.kerberos.min.time.before.relogin", "LONG", "60000", **_SECURITY
+        "sasl.kerberos.min.time.before.relogin", "LONG", "60000", **_KERBEROS
     ),
     "sasl.kerberos.principal.to.local.rules": DynamicConfig(
-        "sasl.kerberos.principal.to.local.rules", "LIST", "DEFAULT", **_SECURITY
+        "sasl.kerberos.principal.to.local.rules", "LIST", "DEFAULT", **_KERBEROS
     ),
     "sasl.login.refresh.window.factor": DynamicConfig(
         "sasl.login.refresh.window.factor", "DOUBLE", "0.8", **_SECURITY
