@@ -1,9 +1,10 @@
 """librdkafka's own regression suite against kafkapy: the allowlisted tests must pass.
 
 The suite is built (once, cached) from Debian's source of the librdkafka the environment links,
-and each allowlisted test runs in quick mode against a kafkapy broker configured as librdkafka's
-default test scenario (librdkafka.py). Tests not on the allowlist are accounted for in
-FINDINGS.md; the whole suite runs with `python -m compat_tests.suites.librdkafka`.
+and each allowlisted test runs in quick mode against kafkapy set up as librdkafka's test
+clusters are for it: a broker of its scenario, a 3-broker cluster, or a broker with SSL and
+SASL listeners (librdkafka.py, librdkafka_brokers.py). Tests not on the allowlist are
+accounted for in FINDINGS.md; the whole suite runs with `python -m compat_tests.suites.librdkafka`.
 """
 
 from __future__ import annotations
