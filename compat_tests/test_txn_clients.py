@@ -313,8 +313,17 @@ def test_hanging_transaction_found_and_aborted_with_the_tool(tmp_path):
         again = cli(b, "find-hanging", "--topic", "hang", "--max-transaction-timeout", "30")
         assert rows(again.stdout) == []
         missing = cli(b, "abort", "--topic", "hang", "--partition", "0", "--start-offset", "1")
-        assert missing.returncode == 1
-        assert "Could not find any open transactions starting at offset 1" in missing.stderr
+        assert missing.returncode == 1  # Kafka's tool's line, with no prefix
+        assert missing.stderr == (
+            "Could not find any open transactions starting at offset 1 on partition hang-0\n"
+        )
+        unknown = cli(b, "describe", "--transactional-id", "lost-app")
+        assert unknown.returncode == 1
+        assert unknown.stderr == (
+            "Failed to describe transaction state of transactional-id `lost-app`: "
+            "DescribeTransactions request for transactionalId `lost-app` failed because the ID "
+            "could not be found. Enable debug logging for additional detail.\n"
+        )
         app.commit_transaction(30)
         assert read_all(b, "hang", "read_committed") == [b"ongoing"]
         described = cli(b, "describe", "--transactional-id", "healthy-app")
