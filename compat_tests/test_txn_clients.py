@@ -205,6 +205,48 @@ def test_transaction_timeout_aborts(txn_broker):
     assert read_all(b, "slow", "read_committed") == [b"after"]
 
 
+def test_idle_transactional_ids_expire_and_stay_expired_after_a_restart(tmp_path):
+    """transactional.id.expiration.ms: an id idle that long is removed (a tombstone in
+    __transaction_state, so a restart does not bring it back); an id with a transaction open
+    is not, however long it stays open."""
+    broker = BrokerProcess(
+        tmp_path / "b",
+        {
+            **BROKER,
+            "transactional.id.expiration.ms": "1500",
+            "transaction.remove.expired.transaction.cleanup.interval.ms": "300",
+        },
+    ).start()
+    try:
+        b = broker.bootstrap
+        create_topics(b, "idle")
+        done = txn_producer(b, "idle-app")
+        done.begin_transaction()
+        done.produce("idle", value=b"x")
+        done.commit_transaction(30)
+        busy = txn_producer(b, "busy-app")
+        busy.begin_transaction()
+        busy.produce("idle", value=b"open")
+        assert busy.flush(30) == 0
+
+        def listed() -> list[str]:
+            out = cli(b, "list")
+            assert out.returncode == 0, out.stderr
+            return sorted(r[0] for r in rows(out.stdout))
+
+        assert listed() == ["busy-app", "idle-app"]
+        deadline = time.monotonic() + 20
+        while listed() != ["busy-app"]:
+            assert time.monotonic() < deadline, "the idle transactional id did not expire"
+            time.sleep(0.3)
+        broker.restart()
+        assert listed() == ["busy-app"]
+        assert describe_txn(b, "idle-app").error_code == 105  # TRANSACTIONAL_ID_NOT_FOUND
+        assert describe_txn(b, "busy-app").transaction_state == "Ongoing"
+    finally:
+        broker.stop()
+
+
 def test_consume_transform_produce_exactly_once_across_kill_9(tmp_path):
     broker = BrokerProcess(tmp_path / "b", BROKER).start()
     try:
