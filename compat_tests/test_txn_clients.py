@@ -12,7 +12,7 @@ import sys
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KTopicPartition
 from kafka.structs import OffsetAndMetadata
@@ -151,6 +151,50 @@ def test_kafka_python_consume_transform_produce(txn_broker):
         assert cc.committed([TopicPartition("kin", 0)], timeout=10)[0].offset == 30
     finally:
         cc.close()
+
+
+def test_offsets_sent_in_a_transaction_are_visible_only_once_committed(txn_broker):
+    """Offsets sent with send_offsets_to_transaction stay invisible while the transaction is
+    open (kafka-python's OffsetFetch sees the previous commit; librdkafka read_committed asks
+    for stable offsets and waits), are dropped by an abort and become the group's by a
+    commit."""
+    b = txn_broker.bootstrap
+    create_topics(b, "vis")
+    consumer = Consumer({"bootstrap.servers": b, "group.id": "vis", "enable.auto.commit": False})
+    consumer.commit(offsets=[TopicPartition("vis", 0, 2)], asynchronous=False)
+
+    def committed() -> int:
+        c = KafkaConsumer(bootstrap_servers=b, group_id="vis", enable_auto_commit=False)
+        try:
+            return c.committed(KTopicPartition("vis", 0))
+        finally:
+            c.close()
+
+    def stable_read_waits() -> bool:
+        c = Consumer(
+            {"bootstrap.servers": b, "group.id": "vis", "isolation.level": "read_committed"}
+        )
+        try:
+            c.committed([TopicPartition("vis", 0)], timeout=1)
+        except KafkaException as e:
+            return e.args[0].code() == KafkaError._TIMED_OUT
+        finally:
+            c.close()
+        return False
+
+    p = txn_producer(b, "vis-app")
+    for end, expected in ((p.abort_transaction, 2), (p.commit_transaction, 7)):
+        p.begin_transaction()
+        p.send_offsets_to_transaction(
+            [TopicPartition("vis", 0, 7)], consumer.consumer_group_metadata(), 30
+        )
+        assert committed() == 2 and stable_read_waits()
+        end(30)
+        deadline = time.monotonic() + 10  # the marker follows the answer to EndTxn
+        while committed() != expected:
+            assert time.monotonic() < deadline, f"committed offset is not {expected}"
+            time.sleep(0.1)
+    consumer.close()
 
 
 def test_zombie_is_fenced(txn_broker):
