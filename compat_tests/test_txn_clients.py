@@ -42,6 +42,15 @@ def txn_producer(bootstrap: str, txn_id: str, **conf) -> Producer:
     return p
 
 
+def open_transaction(bootstrap: str, txn_id: str, topic: str, value: bytes, **conf) -> Producer:
+    """A transactional producer whose transaction holds ``value`` on ``topic``, left open."""
+    p = txn_producer(bootstrap, txn_id, **conf)
+    p.begin_transaction()
+    p.produce(topic, value=value)
+    assert p.flush(30) == 0
+    return p
+
+
 def kafka_python_read(bootstrap: str, topic: str, isolation: str, expected: int) -> list[bytes]:
     c = KafkaConsumer(
         bootstrap_servers=bootstrap,
@@ -200,10 +209,7 @@ def test_offsets_sent_in_a_transaction_are_visible_only_once_committed(txn_broke
 def test_zombie_is_fenced(txn_broker):
     b = txn_broker.bootstrap
     create_topics(b, "zt")
-    zombie = txn_producer(b, "zombie-app")
-    zombie.begin_transaction()
-    zombie.produce("zt", value=b"zombie")
-    assert zombie.flush(30) == 0
+    zombie = open_transaction(b, "zombie-app", "zt", b"zombie")
     fresh = txn_producer(b, "zombie-app")  # fences the zombie and aborts its transaction
     fresh.begin_transaction()
     fresh.produce("zt", value=b"fresh")
@@ -228,10 +234,7 @@ def describe_txn(bootstrap: str, txn_id: str):
 def test_transaction_timeout_aborts(txn_broker):
     b = txn_broker.bootstrap
     create_topics(b, "slow")
-    p = txn_producer(b, "slow-app", **{"transaction.timeout.ms": 1000})
-    p.begin_transaction()
-    p.produce("slow", value=b"late")
-    assert p.flush(30) == 0
+    p = open_transaction(b, "slow-app", "slow", b"late", **{"transaction.timeout.ms": 1000})
     first = describe_txn(b, "slow-app")
     assert first.transaction_state == "Ongoing"
     deadline = time.monotonic() + 15
@@ -268,10 +271,7 @@ def test_idle_transactional_ids_expire_and_stay_expired_after_a_restart(tmp_path
         done.begin_transaction()
         done.produce("idle", value=b"x")
         done.commit_transaction(30)
-        busy = txn_producer(b, "busy-app")
-        busy.begin_transaction()
-        busy.produce("idle", value=b"open")
-        assert busy.flush(30) == 0
+        _busy = open_transaction(b, "busy-app", "idle", b"open")  # kept open while alive
 
         def listed() -> list[str]:
             out = cli(b, "list")
@@ -363,10 +363,8 @@ def test_hanging_transaction_found_and_aborted_with_the_tool(tmp_path):
     try:
         b = broker.bootstrap
         create_topics(b, "hang")
-        app = txn_producer(b, "healthy-app")
-        app.begin_transaction()
-        app.produce("hang", value=b"ongoing")
-        assert app.flush(30) == 0  # an open transaction its coordinator knows: not hanging
+        # an open transaction its coordinator knows: not hanging
+        app = open_transaction(b, "healthy-app", "hang", b"ongoing")
         an_hour_ago = int(time.time() * 1000) - 3_600_000
         with RawClient(b) as c:
             pid = producer_id(c)
