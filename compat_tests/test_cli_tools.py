@@ -701,6 +701,34 @@ def test_consumer_perf_test(cluster):
     assert line.split(", ")[4] == "5000"
 
 
+def test_consumer_perf_test_reads_uncommitted_as_kafkas(cluster):
+    """Kafka's ConsumerPerformance consumes with the Java default, read_uncommitted: records of
+    aborted and open transactions count, and an open transaction does not stop it
+    (librdkafka's default, read_committed, stopped the tool at the open transaction)."""
+    from confluent_kafka import Producer
+
+    b = cluster.bootstrap
+    kafkapy(*("topics", "--bootstrap-server", b, "--create", "--topic", "cperf-txn"),
+            *("--partitions", "1", "--replication-factor", "1"))
+    txn = Producer({"bootstrap.servers": b, "transactional.id": "cperf-app"})
+    txn.init_transactions(30)
+    for end in (txn.abort_transaction, None):
+        txn.begin_transaction()
+        txn.produce("cperf-txn", b"t")
+        assert txn.flush(30) == 0
+        if end:
+            end(30)  # aborted, then one left open
+    plain = Producer({"bootstrap.servers": b})
+    plain.produce("cperf-txn", b"after")
+    assert plain.flush(30) == 0
+    out = kafkapy(
+        *("consumer-perf-test", "--bootstrap-server", b, "--topic", "cperf-txn"),
+        *("--messages", "3", "--timeout", "20000"),
+        timeout=60,
+    ).stdout.decode()
+    assert out.splitlines()[-1].split(", ")[4] == "3", out
+
+
 # -- zookeeper-shell -------------------------------------------------------------------------------
 
 
