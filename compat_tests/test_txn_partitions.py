@@ -308,12 +308,18 @@ def test_console_consumer_isolation_level(broker) -> None:
     with RawClient(broker.bootstrap) as c:
         committed, everything = build_log(c, "cc")
     root = Path(__file__).resolve().parents[1]
-    for level, expected in (("read_committed", committed), ("read_uncommitted", everything)):
+    # the flag, or else a consumer property (Kafka's ConsoleConsumer merges them so), or else
+    # Kafka's default, read_uncommitted
+    for level, expected in (
+        (["--isolation-level", "read_committed"], committed),
+        (["--consumer-property", "isolation.level=read_committed"], committed),
+        ([], everything),
+    ):
         out = subprocess.run(
             [sys.executable, "-m", "kafkapy.cli.main", "console-consumer"]
             + ["--bootstrap-server", broker.bootstrap, "--topic", "cc", "--from-beginning"]
-            + ["--isolation-level", level, "--max-messages", str(len(expected))]
-            + ["--timeout-ms", "20000"],
+            + level
+            + ["--max-messages", str(len(expected)), "--timeout-ms", "20000"],
             capture_output=True,
             timeout=60,
             cwd=root,
