@@ -1,11 +1,22 @@
 """Fixtures shared by tests/ and compat_tests/: real ZooKeeper servers (Debian's zookeeper
-package) on free loopback ports in temp dirs, stopped after use."""
+package) on free loopback ports in temp dirs, stopped after use; and kafkapy's pytest plugin
+(kafka_broker, kafka_broker_factory, kafka_cluster, ...) even in a checkout whose editable install
+predates its ``pytest11`` entry point (until ``scripts/bootstrap.sh --tests`` reinstalls it)."""
 
 from __future__ import annotations
 
 import pytest
 
 from kafkapy.testing_zk import ZooKeeperEnsemble, ZooKeeperServer
+
+
+def pytest_configure(config):
+    if not config.pluginmanager.has_plugin("kafkapy") and not config.pluginmanager.is_blocked(
+        "kafkapy"
+    ):
+        from kafkapy.testing import pytest_plugin
+
+        config.pluginmanager.register(pytest_plugin, "kafkapy")
 
 
 @pytest.fixture

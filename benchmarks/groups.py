@@ -38,6 +38,7 @@ from kio.serial import entity_writer
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kafkapy.testing import BrokerProcess  # noqa: E402
+from kafkapy.testing.probe import recv_exact  # noqa: E402
 
 PARTITIONS = 20
 MEMBERS = 10
@@ -121,16 +122,6 @@ def commit_frame(group: str, corr: int, offset: int) -> bytes:
     head = struct.pack(">hhi", 8, 9, corr) + struct.pack(">h", len(cid)) + cid + b"\x00"
     payload = head + buf.getvalue()
     return struct.pack(">i", len(payload)) + payload
-
-
-def recv_exact(sock: socket.socket, n: int) -> bytes:
-    out = bytearray()
-    while len(out) < n:
-        chunk = sock.recv(n - len(out))
-        if not chunk:
-            raise ConnectionError("broker closed the connection")
-        out += chunk
-    return bytes(out)
 
 
 def commit_worker(bootstrap: str, group: str, seconds: float, counts: list, i: int) -> None:

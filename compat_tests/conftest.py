@@ -1,11 +1,16 @@
-"""Fixtures: a real kafkapy broker process on a free loopback port, stopped after each test."""
+"""Fixtures: a real kafkapy broker process on a free loopback port, stopped after each test.
+
+These are the compat tests' names for the pytest plugin's machinery (kafkapy/testing/
+pytest_plugin.py): ``broker`` and ``broker_factory`` are ``kafka_broker_factory`` brokers run as
+subprocesses on disk with Kafka's own defaults, ``cluster`` is ``kafka_cluster``. One way to start
+brokers and clusters for the project's tests and for users' alike.
+"""
 
 from __future__ import annotations
 
 import pytest
 
 from compat_tests.suites.jvm import configure_spark_kafka_connector
-from kafkapy.testing import BrokerProcess
 
 # Spark's kafka connector from ../shared/jvm/spark-kafka when it is there (see suites/jvm.py)
 configure_spark_kafka_connector()
@@ -37,44 +42,31 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture
-def broker(tmp_path):
-    proc = BrokerProcess(tmp_path / "broker")
-    proc.start()
+def broker(kafka_broker_factory, tmp_path):
+    proc = kafka_broker_factory(
+        "process", "disk", data_dir=tmp_path / "broker", kafka_defaults=False
+    )
     yield proc
     code = proc.stop()
     assert code == 0, f"broker did not shut down cleanly (exit {code}):\n{proc.log_text()[-3000:]}"
 
 
 @pytest.fixture
-def broker_factory(tmp_path):
+def broker_factory(kafka_broker_factory, tmp_path):
     """Start brokers with config overrides; each is stopped at the end of the test."""
-    started: list[BrokerProcess] = []
 
     def start(overrides=None, name="broker"):
-        proc = BrokerProcess(tmp_path / name, overrides)
-        started.append(proc)
-        return proc.start()
+        return kafka_broker_factory(
+            "process", "disk", data_dir=tmp_path / name, overrides=overrides, kafka_defaults=False
+        )
 
-    yield start
-    for proc in started:
-        proc.stop()
+    return start
 
 
 # ZooKeeper fixtures (zookeeper, zk_ensemble) live in the repository's root conftest.py
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def cluster(kafka_cluster):
     """A three-broker cluster on its own ZooKeeper, shared by a module's tests."""
-    from kafkapy.testing_cluster import Cluster
-    from kafkapy.testing_zk import ZooKeeperServer
-
-    base = tmp_path_factory.mktemp("cluster")
-    server = ZooKeeperServer(base / "zookeeper")
-    server.start()
-    c = Cluster(base, server.connect_string)
-    try:
-        yield c.start()
-    finally:
-        c.stop()
-        server.stop()
+    return kafka_cluster

@@ -12,7 +12,7 @@ import sys
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KTopicPartition
 from kafka.structs import OffsetAndMetadata
@@ -39,6 +39,15 @@ def txn_producer(bootstrap: str, txn_id: str, **conf) -> Producer:
         {"bootstrap.servers": bootstrap, "transactional.id": txn_id, "linger.ms": 5, **conf}
     )
     p.init_transactions(30)
+    return p
+
+
+def open_transaction(bootstrap: str, txn_id: str, topic: str, value: bytes, **conf) -> Producer:
+    """A transactional producer whose transaction holds ``value`` on ``topic``, left open."""
+    p = txn_producer(bootstrap, txn_id, **conf)
+    p.begin_transaction()
+    p.produce(topic, value=value)
+    assert p.flush(30) == 0
     return p
 
 
@@ -153,13 +162,54 @@ def test_kafka_python_consume_transform_produce(txn_broker):
         cc.close()
 
 
+def test_offsets_sent_in_a_transaction_are_visible_only_once_committed(txn_broker):
+    """Offsets sent with send_offsets_to_transaction stay invisible while the transaction is
+    open (kafka-python's OffsetFetch sees the previous commit; librdkafka read_committed asks
+    for stable offsets and waits), are dropped by an abort and become the group's by a
+    commit."""
+    b = txn_broker.bootstrap
+    create_topics(b, "vis")
+    consumer = Consumer({"bootstrap.servers": b, "group.id": "vis", "enable.auto.commit": False})
+    consumer.commit(offsets=[TopicPartition("vis", 0, 2)], asynchronous=False)
+
+    def committed() -> int:
+        c = KafkaConsumer(bootstrap_servers=b, group_id="vis", enable_auto_commit=False)
+        try:
+            return c.committed(KTopicPartition("vis", 0))
+        finally:
+            c.close()
+
+    def stable_read_waits() -> bool:
+        c = Consumer(
+            {"bootstrap.servers": b, "group.id": "vis", "isolation.level": "read_committed"}
+        )
+        try:
+            c.committed([TopicPartition("vis", 0)], timeout=1)
+        except KafkaException as e:
+            return e.args[0].code() == KafkaError._TIMED_OUT
+        finally:
+            c.close()
+        return False
+
+    p = txn_producer(b, "vis-app")
+    for end, expected in ((p.abort_transaction, 2), (p.commit_transaction, 7)):
+        p.begin_transaction()
+        p.send_offsets_to_transaction(
+            [TopicPartition("vis", 0, 7)], consumer.consumer_group_metadata(), 30
+        )
+        assert committed() == 2 and stable_read_waits()
+        end(30)
+        deadline = time.monotonic() + 10  # the marker follows the answer to EndTxn
+        while committed() != expected:
+            assert time.monotonic() < deadline, f"committed offset is not {expected}"
+            time.sleep(0.1)
+    consumer.close()
+
+
 def test_zombie_is_fenced(txn_broker):
     b = txn_broker.bootstrap
     create_topics(b, "zt")
-    zombie = txn_producer(b, "zombie-app")
-    zombie.begin_transaction()
-    zombie.produce("zt", value=b"zombie")
-    assert zombie.flush(30) == 0
+    zombie = open_transaction(b, "zombie-app", "zt", b"zombie")
     fresh = txn_producer(b, "zombie-app")  # fences the zombie and aborts its transaction
     fresh.begin_transaction()
     fresh.produce("zt", value=b"fresh")
@@ -184,10 +234,7 @@ def describe_txn(bootstrap: str, txn_id: str):
 def test_transaction_timeout_aborts(txn_broker):
     b = txn_broker.bootstrap
     create_topics(b, "slow")
-    p = txn_producer(b, "slow-app", **{"transaction.timeout.ms": 1000})
-    p.begin_transaction()
-    p.produce("slow", value=b"late")
-    assert p.flush(30) == 0
+    p = open_transaction(b, "slow-app", "slow", b"late", **{"transaction.timeout.ms": 1000})
     first = describe_txn(b, "slow-app")
     assert first.transaction_state == "Ongoing"
     deadline = time.monotonic() + 15
@@ -203,6 +250,45 @@ def test_transaction_timeout_aborts(txn_broker):
     other.produce("slow", value=b"after")
     other.commit_transaction(30)
     assert read_all(b, "slow", "read_committed") == [b"after"]
+
+
+def test_idle_transactional_ids_expire_and_stay_expired_after_a_restart(tmp_path):
+    """transactional.id.expiration.ms: an id idle that long is removed (a tombstone in
+    __transaction_state, so a restart does not bring it back); an id with a transaction open
+    is not, however long it stays open."""
+    broker = BrokerProcess(
+        tmp_path / "b",
+        {
+            **BROKER,
+            "transactional.id.expiration.ms": "1500",
+            "transaction.remove.expired.transaction.cleanup.interval.ms": "300",
+        },
+    ).start()
+    try:
+        b = broker.bootstrap
+        create_topics(b, "idle")
+        done = txn_producer(b, "idle-app")
+        done.begin_transaction()
+        done.produce("idle", value=b"x")
+        done.commit_transaction(30)
+        _busy = open_transaction(b, "busy-app", "idle", b"open")  # kept open while alive
+
+        def listed() -> list[str]:
+            out = cli(b, "list")
+            assert out.returncode == 0, out.stderr
+            return sorted(r[0] for r in rows(out.stdout))
+
+        assert listed() == ["busy-app", "idle-app"]
+        deadline = time.monotonic() + 20
+        while listed() != ["busy-app"]:
+            assert time.monotonic() < deadline, "the idle transactional id did not expire"
+            time.sleep(0.3)
+        broker.restart()
+        assert listed() == ["busy-app"]
+        assert describe_txn(b, "idle-app").error_code == 105  # TRANSACTIONAL_ID_NOT_FOUND
+        assert describe_txn(b, "busy-app").transaction_state == "Ongoing"
+    finally:
+        broker.stop()
 
 
 def test_consume_transform_produce_exactly_once_across_kill_9(tmp_path):
@@ -277,10 +363,8 @@ def test_hanging_transaction_found_and_aborted_with_the_tool(tmp_path):
     try:
         b = broker.bootstrap
         create_topics(b, "hang")
-        app = txn_producer(b, "healthy-app")
-        app.begin_transaction()
-        app.produce("hang", value=b"ongoing")
-        assert app.flush(30) == 0  # an open transaction its coordinator knows: not hanging
+        # an open transaction its coordinator knows: not hanging
+        app = open_transaction(b, "healthy-app", "hang", b"ongoing")
         an_hour_ago = int(time.time() * 1000) - 3_600_000
         with RawClient(b) as c:
             pid = producer_id(c)
@@ -313,8 +397,17 @@ def test_hanging_transaction_found_and_aborted_with_the_tool(tmp_path):
         again = cli(b, "find-hanging", "--topic", "hang", "--max-transaction-timeout", "30")
         assert rows(again.stdout) == []
         missing = cli(b, "abort", "--topic", "hang", "--partition", "0", "--start-offset", "1")
-        assert missing.returncode == 1
-        assert "Could not find any open transactions starting at offset 1" in missing.stderr
+        assert missing.returncode == 1  # Kafka's tool's line, with no prefix
+        assert missing.stderr == (
+            "Could not find any open transactions starting at offset 1 on partition hang-0\n"
+        )
+        unknown = cli(b, "describe", "--transactional-id", "lost-app")
+        assert unknown.returncode == 1
+        assert unknown.stderr == (
+            "Failed to describe transaction state of transactional-id `lost-app`: "
+            "DescribeTransactions request for transactionalId `lost-app` failed because the ID "
+            "could not be found. Enable debug logging for additional detail.\n"
+        )
         app.commit_transaction(30)
         assert read_all(b, "hang", "read_committed") == [b"ongoing"]
         described = cli(b, "describe", "--transactional-id", "healthy-app")

@@ -269,18 +269,57 @@ def test_transaction_state_survives_restart(broker, crash) -> None:
     ]
 
 
+def test_idle_producers_expire_unless_their_transaction_is_open(tmp_path) -> None:
+    """producer.id.expiration.ms: DescribeProducers stops listing a producer idle that long
+    (its state is forgotten, as Kafka's leaders and followers forget it), except one whose
+    transaction is still open here."""
+    from kafkapy.testing import BrokerProcess
+
+    proc = BrokerProcess(
+        tmp_path / "b",
+        {
+            "transaction.partition.verification.enable": "false",
+            "producer.id.expiration.ms": "1000",
+            "producer.id.expiration.check.interval.ms": "200",
+        },
+    ).start()
+    try:
+        with RawClient(proc.bootstrap) as c:
+            create_topic(c, "exp")
+            idle, open_txn = producer_id(c), producer_id(c)
+            plain = batch([b"i"], producer_id=idle, producer_epoch=0, base_sequence=0)
+            assert produce(c, "exp", plain).error_code == 0
+            assert produce(c, "exp", txn_batch(open_txn, 0, [b"t"]), "t").error_code == 0
+            assert set(describe_producers(c, "exp")) == {idle, open_txn}
+            deadline = time.monotonic() + 15
+            while set(describe_producers(c, "exp")) != {open_txn}:
+                assert time.monotonic() < deadline, "the idle producer did not expire"
+                time.sleep(0.2)
+            # a producer forgotten starts afresh: any sequence is taken as its first
+            later = batch([b"j"], producer_id=idle, producer_epoch=0, base_sequence=7)
+            assert produce(c, "exp", later).error_code == 0
+    finally:
+        assert proc.stop() == 0
+
+
 def test_console_consumer_isolation_level(broker) -> None:
     import sys
 
     with RawClient(broker.bootstrap) as c:
         committed, everything = build_log(c, "cc")
     root = Path(__file__).resolve().parents[1]
-    for level, expected in (("read_committed", committed), ("read_uncommitted", everything)):
+    # the flag, or else a consumer property (Kafka's ConsoleConsumer merges them so), or else
+    # Kafka's default, read_uncommitted
+    for level, expected in (
+        (["--isolation-level", "read_committed"], committed),
+        (["--consumer-property", "isolation.level=read_committed"], committed),
+        ([], everything),
+    ):
         out = subprocess.run(
             [sys.executable, "-m", "kafkapy.cli.main", "console-consumer"]
             + ["--bootstrap-server", broker.bootstrap, "--topic", "cc", "--from-beginning"]
-            + ["--isolation-level", level, "--max-messages", str(len(expected))]
-            + ["--timeout-ms", "20000"],
+            + level
+            + ["--max-messages", str(len(expected)), "--timeout-ms", "20000"],
             capture_output=True,
             timeout=60,
             cwd=root,

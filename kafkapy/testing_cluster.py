@@ -1,8 +1,13 @@
-"""A three-broker kafkapy cluster on a real ZooKeeper, for tests and benchmarks.
+"""A kafkapy cluster on a real ZooKeeper, for tests and benchmarks (the pytest plugin's
+``kafka_cluster`` and the compat tests' ``cluster``).
 
-`Cluster` starts three `BrokerProcess` brokers against a ZooKeeper connect string (chroot
-/kafkapy), with short session and replica-lag timeouts so failures are noticed quickly, and reads
-the cluster's state from ZooKeeper directly (partition state znodes, /controller, registrations).
+`Cluster` starts N (3 by default) `BrokerProcess` brokers, ids 0..N-1, against a ZooKeeper connect
+string (chroot /kafkapy), with short session and replica-lag timeouts so failures are noticed
+quickly, and reads the cluster's state from ZooKeeper directly (partition state znodes,
+/controller, registrations). Faults: ``kill``/``restart``/``pause``/``resume`` a broker,
+``drop_connections``, ``fail_log_dir`` (kafkapy/testing/handle.py), and ``move_leadership`` of a
+partition to another replica (a reassignment that puts it first, then a preferred election, as
+Kafka's tools do).
 """
 
 from __future__ import annotations
@@ -63,18 +68,26 @@ class Cluster:
         base: Path,
         zk_connect: str,
         *,
+        size: int = len(BROKERS),
+        extra_overrides: dict[str, str] | None = None,
+        storage: str = "disk",
         overrides: Callable[[int, int], dict[str, str]] | None = None,
         client_config: dict[str, Any] | None = None,
     ) -> None:
-        """``overrides(broker_id, port)``: more broker settings (listeners on ``port``, security);
-        ``client_config``: what the test's admin clients need to connect (security)."""
+        """``size`` brokers, ids 0..size-1; ``extra_overrides``: settings for every broker;
+        ``overrides(broker_id, port)``: more settings per broker (listeners on ``port``,
+        security); ``client_config``: what the test's admin clients need to connect (security)."""
         self.connect = f"{zk_connect}/kafkapy"
+        self.ids = tuple(range(size))
         self.brokers = {}
-        for i in BROKERS:
+        for i in self.ids:
             port = free_port()
             extra = overrides(i, port) if overrides is not None else {}
             self.brokers[i] = BrokerProcess(
-                base / f"broker{i}", {**broker_overrides(self.connect, i), **extra}, port=port
+                base / f"broker{i}",
+                {**broker_overrides(self.connect, i), **(extra_overrides or {}), **extra},
+                port=port,
+                storage=storage,
             )
         self.client_config = dict(client_config or {})
         self.zk = KazooClient(hosts=zk_connect, timeout=10.0)
@@ -84,14 +97,16 @@ class Cluster:
         self.zk.start(timeout=20)
         for b in self.brokers.values():
             b.start()
-        wait_for(lambda: self.registered() == set(BROKERS), what="3 brokers registered")
+        wait_for(
+            lambda: self.registered() == set(self.ids), what=f"{len(self.ids)} brokers registered"
+        )
         return self
 
     def stop(self) -> None:
         for b in self.brokers.values():
             if b.proc is not None and b.proc.poll() is None:
                 os.kill(b.proc.pid, signal.SIGCONT)  # in case a test left it stopped
-            b.stop()
+            b.close()
         self.zk.stop()
         self.zk.close()
 
@@ -130,22 +145,87 @@ class Cluster:
         )
 
     def log_bytes(self, broker_id: int, topic: str, p: int) -> bytes:
-        d = self.brokers[broker_id].data_dir / "logs" / f"{topic}-{p}"
+        d = self.brokers[broker_id].log_dirs[0] / f"{topic}-{p}"
         return b"".join(f.read_bytes() for f in sorted(d.glob("*.log")))
 
     def full_isr(self, topic: str, partitions: int) -> bool:
-        return all(sorted(self.state(topic, p)["isr"]) == list(BROKERS) for p in range(partitions))
+        return all(
+            sorted(self.state(topic, p)["isr"]) == list(self.ids) for p in range(partitions)
+        )
 
     def converged(self, topic: str, partitions: int) -> bool:
         """Full ISR and byte-identical logs on every broker."""
         if not self.full_isr(topic, partitions):
             return False
         return all(
-            len({self.log_bytes(b, topic, p) for b in BROKERS}) == 1 for p in range(partitions)
+            len({self.log_bytes(b, topic, p) for b in self.ids}) == 1 for p in range(partitions)
         )
 
     def whole(self) -> bool:
         """Every broker registered and every created topic fully replicated."""
-        return self.registered() == set(BROKERS) and all(
+        return self.registered() == set(self.ids) and all(
             self.full_isr(t, n) for t, n in self.topics.items()
         )
+
+    # --- faults -----------------------------------------------------------------------------------
+
+    def leader(self, topic: str, p: int) -> int:
+        return int(self.state(topic, p)["leader"])
+
+    def kill(self, broker_id: int) -> None:
+        """kill -9 one broker (its ZooKeeper session lives until it expires)."""
+        self.brokers[broker_id].kill()
+
+    def restart(self, broker_id: int) -> None:
+        """Start a stopped or killed broker again (or stop and start a running one)."""
+        self.brokers[broker_id].restart()
+
+    def pause(self, broker_id: int) -> None:
+        """SIGSTOP one broker: after zookeeper.session.timeout.ms its session expires and the
+        controller moves its leaderships; ``resume`` lets it rejoin."""
+        self.brokers[broker_id].pause()
+
+    def resume(self, broker_id: int) -> None:
+        self.brokers[broker_id].resume()
+
+    def drop_connections(self, broker_id: int | None = None) -> int:
+        """Close every client connection of one broker (all brokers by default)."""
+        ids = self.ids if broker_id is None else (broker_id,)
+        return sum(self.brokers[i].drop_connections() for i in ids if self.brokers[i].running)
+
+    def fail_log_dir(self, topic: str, p: int, broker_id: int | None = None) -> Path:
+        """Make the log dir of ``topic``-``p`` fail on one broker (its leader by default)."""
+        target = self.leader(topic, p) if broker_id is None else broker_id
+        return self.brokers[target].fail_log_dir(topic, p)
+
+    def move_leadership(self, topic: str, p: int, to: int, timeout: float = 30.0) -> None:
+        """Make broker ``to`` (a replica in the ISR) the leader of ``topic``-``p``: reassign the
+        same replicas with ``to`` first, elect the preferred leader, wait until ZooKeeper says
+        so."""
+        from kafkapy.cli.reassign_partitions import Cluster as Tool
+
+        replicas = list(self.state(topic, p)["isr"])
+        if to not in replicas:
+            raise ValueError(f"broker {to} is not in the ISR {replicas} of {topic}-{p}")
+        if self.leader(topic, p) == to:
+            return
+        tool = Tool(self.bootstrap)
+        current = tool.current([(topic, p)])[(topic, p)]
+        order = [to, *[r for r in current if r != to]]
+        errors = {tp: e for tp, e in tool.alter({(topic, p): order}).items() if e[0]}
+        if errors:
+            raise RuntimeError(f"reassigning {topic}-{p} to {order}: {errors}")
+        wait_for(
+            lambda: self._preferred_elected(topic, p, to),
+            timeout,
+            what=f"broker {to} leading {topic}-{p}",
+        )
+
+    def _preferred_elected(self, topic: str, p: int, to: int) -> bool:
+        if self.leader(topic, p) == to:
+            return True
+        admin = self.admin()
+        from confluent_kafka import ElectionType, TopicPartition
+
+        admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, p)]).result(10)
+        return self.leader(topic, p) == to

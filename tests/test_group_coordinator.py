@@ -375,6 +375,18 @@ def test_delete_groups_and_offset_delete():
     assert "g" not in c.groups
 
 
+def test_delete_groups_after_the_last_session_ended():
+    """A DeleteGroups handled at a member's session deadline, before the timer task fired it,
+    finds the group empty, as it is by then."""
+    c, _, clock = make()
+    (m1,), gen = stable_group(c, clock)
+    c.commit_offsets("g", gen, m1, None, {("t", 0): CommitOffset(1)}, clock.now)  # a heartbeat
+    clock.now += SESSION - 1  # no timer fired in between
+    assert c.delete_groups(["g"], clock.now) == {"g": E.non_empty_group}
+    clock.now += 1
+    assert c.delete_groups(["g"], clock.now) == {"g": E.none}
+
+
 def test_offset_delete_respects_parsed_subscription():
     import struct
 

@@ -28,11 +28,11 @@ from kafkapy.server.config_changes import (
     ConfigChangeError,
     incremental,
 )
+from kafkapy.server.dynamic_broker_configs import config_error
 from kafkapy.server.log_configs import (
     BrokerLayers,
     effective_topic_config,
     log_config_for,
-    validate_broker_config,
     validate_topic_config,
     validate_topic_configs,
 )
@@ -59,13 +59,11 @@ def test_validation_messages_name_key_and_range() -> None:
 
 
 def test_broker_dynamic_key_validation() -> None:
-    assert validate_broker_config("log.retention.hours", "2") is None
-    assert validate_broker_config("log.cleaner.backoff.ms", "100") is None
-    msg = validate_broker_config("log.segment.bytes", "1")
+    assert config_error({"log.retention.hours": "2"}) is None
+    assert config_error({"log.cleaner.backoff.ms": "100"}) is None
+    msg = config_error({"log.segment.bytes": "1"})
     assert "configuration log.segment.bytes" in msg and "at least 14" in msg
-    assert "Cannot update these configs dynamically" in validate_broker_config(
-        "num.partitions", "2"
-    )
+    assert "Cannot update these configs dynamically" in config_error({"num.partitions": "2"})
 
 
 def test_dynamic_layers_sources_and_synonyms() -> None:

@@ -9,11 +9,11 @@ import logging
 import pytest
 
 from kafkapy.server.config import BrokerConfig, ConfigError
+from kafkapy.server.dynamic_broker_configs import config_error
 from kafkapy.server.log_configs import (
     DYNAMIC_BROKER_KEYS,
     effective_topic_config,
     log_config_for,
-    validate_broker_config,
 )
 from kafkapy.server.topic_configs import TOPIC_CONFIGS, validate_topic_config
 
@@ -78,10 +78,10 @@ def test_timestamp_difference_applies_where_before_and_after_are_unbounded() -> 
 def test_dynamic_broker_synonyms() -> None:
     assert "log.message.downconversion.enable" in DYNAMIC_BROKER_KEYS
     assert "compression.zstd.level" in DYNAMIC_BROKER_KEYS
-    assert validate_broker_config("log.message.format.version", "2.8") == (
+    assert config_error({"log.message.format.version": "2.8"}) == (
         "Cannot update these configs dynamically: Set(log.message.format.version)"
     )
-    assert "at least -2" in validate_broker_config("log.local.retention.bytes", "-9")
+    assert "at least -2" in config_error({"log.local.retention.bytes": "-9"})
 
 
 def test_static_synonyms_validated_at_start(caplog) -> None:

@@ -62,3 +62,53 @@ def test_describe_transactions_decoder():
         "partitions": [("a", 0), ("a", 3), ("b", 1)],
     }
     assert (idle["state"], idle["start_ms"], idle["partitions"]) == ("Empty", -1, [])
+
+
+class _LoadingCoordinatorCluster:
+    """A cluster in which an open transaction on t-0 belongs to "app", whose coordinator
+    answers DescribeTransactions with an error other than TRANSACTIONAL_ID_NOT_FOUND (it is
+    being moved: a race no test broker reproduces on demand)."""
+
+    def partitions(self, topics):
+        return {("t", 0): (0, [0])}
+
+    def describe_producers(self, tps, broker_id):
+        from types import SimpleNamespace
+
+        old = SimpleNamespace(
+            producer_id=5,
+            producer_epoch=0,
+            coordinator_epoch=0,
+            current_txn_start_offset=3,
+            last_timestamp=0,
+        )
+        return {("t", 0): [old]}
+
+    def list_transactions(self, producer_ids=None, duration_ms=-1):
+        from types import SimpleNamespace
+
+        return {0: [SimpleNamespace(producer_id=5, transactional_id="app")]}
+
+    def describe_transaction(self, transactional_id):
+        from kafkapy.cli.transactions_client import fail
+
+        raise fail("Failed to describe transaction state of transactional-id `app`", 15)
+
+
+def test_find_hanging_fails_rather_than_guess_when_a_coordinator_cannot_answer():
+    """Only TRANSACTIONAL_ID_NOT_FOUND makes an open transaction hanging (Kafka's tool);
+    another error must not list it, which would invite aborting a live transaction."""
+    import argparse
+
+    import pytest
+
+    from kafkapy.cli.common import CliError
+    from kafkapy.cli.transactions import cmd_find_hanging
+
+    opts = argparse.Namespace(topic="t", partition=0, broker_id=None, max_transaction_timeout=1)
+    with pytest.raises(CliError) as e:
+        cmd_find_hanging(_LoadingCoordinatorCluster(), opts)
+    assert str(e.value) == (
+        "Failed to describe 1 transactions: The coordinator is not available.. Enable debug "
+        "logging for additional detail."
+    )

@@ -4,14 +4,16 @@ The suite is built from the source of the librdkafka the environment links (libr
 Each test runs in its own `test-runner` process (quick mode, `-Q`; no socket emulation, `-E`; no
 broker-less tests, `-L`), a few at a time, because test-runner SIGKILLs itself when one test
 times out. Tests that create topics with replication factor 3 run against a 3-broker ZooKeeper
-cluster, the others against one broker, each configured as librdkafka's own test clusters
-(trivup) are for the test's scenario: auto-created topics with 4 partitions, or auto-creation
-off for `noautocreate`. `$KAFKA_PATH/bin/` is a directory of wrappers around kafkapy's
-Kafka-named scripts, `BROKERS` the bootstrap list.
+cluster, the SSL and SASL tests against a broker with secured listeners (their test.conf
+carries the client's security settings), the others against one broker, each configured as
+librdkafka's own test clusters (trivup) are for the test's scenario: auto-created topics with 4
+partitions, or auto-creation off for `noautocreate` (librdkafka_brokers.py). `$KAFKA_PATH/bin/`
+is a directory of wrappers around kafkapy's Kafka-named scripts, `BROKERS` the bootstrap list.
 
     .venv/bin/python -m compat_tests.suites.librdkafka            # every broker test
     .venv/bin/python -m compat_tests.suites.librdkafka 0017 0081  # some tests
     .venv/bin/python -m compat_tests.suites.librdkafka --allowlist
+    .venv/bin/python -m compat_tests.suites.librdkafka --security SASL_SSL:SCRAM-SHA-512
 
 Out of scope by design, never run: the broker-less tests (TEST_F_LOCAL: unit tests, the mock
 cluster), the socket-emulation tests (TEST_F_SOCKEM) and the ones librdkafka itself flags as
@@ -34,6 +36,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from compat_tests.suites.librdkafka_brokers import (
+    SecureBroker,
+    SingleBroker,
+    Target,
+    ThreeBrokerCluster,
+    parse_security,
+)
 from compat_tests.suites.librdkafka_build import (  # noqa: F401  (build, SuiteUnavailable: API)
     ROOT,
     Build,
@@ -46,30 +55,26 @@ HERE = Path(__file__).resolve().parent
 ALLOWLIST = HERE / "librdkafka-allowlist.txt"
 # the broker version test-runner is told (TEST_BRKVER gates, kafka-topics.sh --bootstrap-server)
 BROKER_VERSION = "3.9.0"
-# Broker config as librdkafka's own test clusters (trivup) have it: its server.properties
-# template plus the "default" scenario's 4 partitions for auto-created topics; everything else,
-# group.initial.rebalance.delay.ms included, at Kafka's defaults (tests with two consumers
-# joining one after the other rely on the 3 s initial delay to start with both in one generation)
-BROKER_CONFIG = {
-    "num.partitions": "4",
-    # the authorization tests (0109, 0115, 0119, 0081's ACL step) expect Kafka's ACL authorizer,
-    # allowing what no ACL names, and deny with kafka-acls.sh
-    "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
-    "allow.everyone.if.no.acl.found": "true",
-}
-# librdkafka's test scenarios (tests/scenarios/*.json) as broker configs
-SCENARIOS = {
-    "default": {},
-    "noautocreate": {"auto.create.topics.enable": "false"},
-}
 # tests that create topics with replication factor 3: they run on the 3-broker cluster
 CLUSTER_TESTS = frozenset({"0098", "0101", "0103", "0107", "0111"})
+# tests that need a secured listener, and the client security they get (PROTOCOL[:MECHANISM]):
+# they run against a broker with SSL and SASL listeners (librdkafka_brokers.SecureBroker)
+SECURITY_TESTS = {
+    "0097": "SSL",
+    "0126": "SASL_SSL:PLAIN",  # skips itself: it needs SASL/OAUTHBEARER with an OIDC endpoint
+    "0135": "SASL_PLAINTEXT:SCRAM-SHA-256",
+}
+# the scopes of the tests run against kafkapy
+RUNNABLE = ("broker", "cluster", "secure")
 TEST_PROCESS_TIMEOUT = 420.0
 # test-runner processes at once: most tests wait on timers (session timeouts, max.poll.interval),
 # so six overlap well on two cores; KAFKAPY_LIBRDKAFKA_PARALLEL overrides
 PARALLEL = int(os.environ.get("KAFKAPY_LIBRDKAFKA_PARALLEL", "6"))
-# started first so that they overlap the many short ones (seconds in quick mode, measured here)
-SLOW_FIRST = ("0091", "0033", "0093", "0077", "0114", "0123", "0089", "0015", "0084", "0125")
+# started first, slowest first, so that they overlap the many short ones (seconds in quick mode
+# with six at a time on the 2-core development VM: 0081 115, 0091 65, 0033 59, 0103 56, 0093 30,
+# 0077 27, 0098 26, 0109 24, 0084 23, 0030 20, 0114 19, 0089 18, 0119 17, 0123 16)
+SLOW_FIRST = ("0081", "0091", "0033", "0103", "0093", "0077", "0098", "0109", "0084", "0030",
+              "0114", "0089", "0119", "0123", "0020", "0015", "0125")
 
 _SUMMARY = re.compile(r"^\|\s*(\d{4}\w*)\s*\|\s*([A-Z_]+)\s*\|\s*([\d.]+)s\s*\|\s?(.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -103,13 +108,21 @@ class SuiteTest:
             return "local"
         if "TEST_F_SOCKEM" in self.flags:
             return "sockem"
+        if self.number in SECURITY_TESTS:
+            return "secure"
         return "cluster" if self.number in CLUSTER_TESTS else "broker"
 
-    @property
-    def environment(self) -> tuple[str, str]:
-        """(broker or cluster, scenario): the kafkapy setup this test runs against."""
+    def environment(self, security: str = "") -> tuple[str, str, str]:
+        """(broker, cluster or secure; scenario; client security): the kafkapy setup this test
+        runs against. ``security`` (PROTOCOL[:MECHANISM]) moves the single-broker tests to the
+        secured broker."""
         scenarios = self.scenario.split(",")
-        return self.scope, "default" if "default" in scenarios else scenarios[0]
+        scenario = "default" if "default" in scenarios else scenarios[0]
+        if self.scope == "secure":
+            return self.scope, scenario, SECURITY_TESTS[self.number]
+        if self.scope == "broker" and security:
+            return "secure", scenario, security
+        return self.scope, scenario, ""
 
 
 def label(name: str, subtests: str = "") -> str:
@@ -227,7 +240,7 @@ def _failure_reason(output: str, name: str) -> str:
     return ""
 
 
-def run_number(build: Build, number: str, bootstrap: str, workdir: Path, scenario: str,
+def run_number(build: Build, number: str, target: Target, workdir: Path, scenario: str,
                subtests: str = "", timeout: float = TEST_PROCESS_TIMEOUT
                ) -> dict[str, Result]:
     """Run every (broker) test with this number, only its sub-tests whose name contains
@@ -248,13 +261,15 @@ def run_number(build: Build, number: str, bootstrap: str, workdir: Path, scenari
     except FileExistsError:
         pass
     conf = workdir / "test.conf"
-    conf.write_text(f"metadata.broker.list={bootstrap}\n")
+    conf.write_text("".join(f"{k}={v}\n" for k, v in
+                            {"metadata.broker.list": target.bootstrap, **target.conf}.items()))
     env = {
         **os.environ,
+        **target.env,
         "TESTS": number,
         "RDKAFKA_TEST_CONF": str(conf),
         "TEST_KAFKA_VERSION": BROKER_VERSION,
-        "BROKERS": bootstrap,
+        "BROKERS": target.bootstrap,
         "KAFKA_PATH": str(kafka_path),
         "LD_LIBRARY_PATH": build.library_path(),
         "RDKAFKA_GITVER": build.version,
@@ -297,7 +312,7 @@ def run_number(build: Build, number: str, bootstrap: str, workdir: Path, scenari
     return results
 
 
-def run_tests(build: Build, tests: Iterable[SuiteTest], bootstrap: str, workdir: Path,
+def run_tests(build: Build, tests: Iterable[SuiteTest], target: Target, workdir: Path,
               scenario: str = "default", parallel: int = PARALLEL,
               progress: Callable[[str], None] = lambda s: None) -> dict[str, Result]:
     """Run tests, one test-runner process per test number (and sub-test filter), `parallel` at
@@ -310,7 +325,7 @@ def run_tests(build: Build, tests: Iterable[SuiteTest], bootstrap: str, workdir:
                                  if j[0] in SLOW_FIRST else 0, j))
     results: dict[str, Result] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
-        futures = [pool.submit(run_number, build, number, bootstrap,
+        futures = [pool.submit(run_number, build, number, target,
                                workdir / (number + (f"-{sub}" if sub else "")), scenario, sub)
                    for number, sub in jobs]
         for fut in concurrent.futures.as_completed(futures):
@@ -325,80 +340,39 @@ def run_tests(build: Build, tests: Iterable[SuiteTest], bootstrap: str, workdir:
     return results
 
 
-# ---- brokers ----------------------------------------------------------------------------------
-
-class SingleBroker:
-    """One kafkapy broker configured as one of librdkafka's test scenarios."""
-
-    def __init__(self, base: Path, scenario: str) -> None:
-        from kafkapy.testing import BrokerProcess
-
-        self.broker = BrokerProcess(base / "broker", {**BROKER_CONFIG, **SCENARIOS[scenario]})
-
-    def __enter__(self) -> str:
-        return self.broker.start().bootstrap
-
-    def __exit__(self, *exc: object) -> None:
-        self.broker.stop()
-
-
-class ThreeBrokerCluster:
-    """Three kafkapy brokers on a ZooKeeper of their own, replication factor 3 by default."""
-
-    def __init__(self, base: Path, scenario: str) -> None:
-        self.base = base
-        # the cluster harness shortens the initial rebalance delay; trivup keeps Kafka's 3 s
-        self.config = {**BROKER_CONFIG, **SCENARIOS[scenario], "default.replication.factor": "3",
-                       "group.initial.rebalance.delay.ms": "3000"}
-        self.zk = None
-        self.cluster = None
-
-    def __enter__(self) -> str:
-        from kafkapy.testing_cluster import Cluster
-        from kafkapy.testing_zk import ZooKeeperServer
-
-        self.zk = ZooKeeperServer(self.base / "zookeeper")
-        self.zk.start()
-        self.cluster = Cluster(self.base, self.zk.connect_string)
-        for b in self.cluster.brokers.values():
-            b.overrides.update(self.config)
-        try:
-            return self.cluster.start().bootstrap
-        except BaseException:
-            self.__exit__()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        if self.cluster is not None:
-            self.cluster.stop()
-        if self.zk is not None:
-            self.zk.stop()
-
-
 def run_suite(build: Build, tests: list[SuiteTest], workdir: Path, parallel: int = PARALLEL,
-              progress: Callable[[str], None] = lambda s: None) -> dict[str, Result]:
-    """Broker and cluster tests, each group against a fresh kafkapy setup of its scenario;
-    nothing else is run."""
+              progress: Callable[[str], None] = lambda s: None, security: str = ""
+              ) -> dict[str, Result]:
+    """The tests run against kafkapy, each group against a fresh kafkapy setup of its scope
+    and scenario (the secured broker's tests one client security after the other); nothing
+    else is run. ``security`` (PROTOCOL[:MECHANISM]) runs the single-broker tests over that
+    listener of the secured broker instead."""
     results: dict[str, Result] = {}
     # the runtime install kafkapy's scripts run from, made before tests call them in parallel
     run_command([str(ROOT / "scripts" / "bootstrap.sh")])
     workdir.mkdir(parents=True, exist_ok=True)
     prepare_java_helpers(build, kafka_path_view(workdir / "kafka"))
-    groups: dict[tuple[str, str], list[SuiteTest]] = {}
+    groups: dict[tuple[str, str], dict[str, list[SuiteTest]]] = {}
     for t in tests:
-        if t.scope in ("broker", "cluster"):
-            groups.setdefault(t.environment, []).append(t)
+        if t.scope in RUNNABLE:
+            scope, scenario, client_security = t.environment(security)
+            groups.setdefault((scope, scenario), {}).setdefault(client_security, []).append(t)
 
     def run_group(key: tuple[str, str]) -> dict[str, Result]:
         scope, scenario = key
         base = workdir / f"{scope}-{scenario}"
-        setup = SingleBroker(base, scenario) if scope == "broker" else ThreeBrokerCluster(
-            base, scenario)
-        what = "a 3-broker cluster" if scope == "cluster" else "one broker"
-        progress(f"-- {len(groups[key])} tests against {what}, scenario {scenario}")
-        with setup as bootstrap:
-            return run_tests(build, groups[key], bootstrap, base / "runs", scenario, parallel,
-                             progress)
+        setups = {"broker": SingleBroker, "cluster": ThreeBrokerCluster, "secure": SecureBroker}
+        what = {"cluster": "a 3-broker cluster", "secure": "a broker with SSL and SASL"}
+        got: dict[str, Result] = {}
+        with setups[scope](base, scenario) as setup:
+            for client_security, chosen in sorted(groups[key].items()):
+                target = setup.target(client_security) if client_security else setup
+                progress(f"-- {len(chosen)} tests against {what.get(scope, 'one broker')}, "
+                         f"scenario {scenario}" + (f", {client_security}" if client_security
+                                                   else ""))
+                runs = base / ("runs" + (f"-{client_security}" if client_security else ""))
+                got.update(run_tests(build, chosen, target, runs, scenario, parallel, progress))
+        return got
 
     # the setups run side by side: the small groups finish within the big one's longest test
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(groups) or 1) as pool:
@@ -416,7 +390,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="test-runner processes at once")
     ap.add_argument("--workdir", type=Path, help="keep logs here (default: a temp dir)")
     ap.add_argument("--report", type=Path, help="write the results as JSON here")
+    ap.add_argument("--security", default="", metavar="PROTOCOL[:MECHANISM]",
+                    help="run the single-broker tests over a secured listener: SSL, "
+                    "SASL_PLAINTEXT or SASL_SSL, with PLAIN (default), SCRAM-SHA-256 or "
+                    "SCRAM-SHA-512")
     args = ap.parse_args(argv)
+    if args.security:
+        try:
+            parse_security(args.security)
+        except ValueError as e:
+            ap.error(str(e))
 
     def say(line: str) -> None:
         print(line, flush=True)
@@ -435,17 +418,17 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [t for t in table if any(t.name.startswith(x) for x in args.tests)]
     else:
         chosen = table
-    runnable = [t for t in chosen if t.scope in ("broker", "cluster")]
+    runnable = [t for t in chosen if t.scope in RUNNABLE]
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="kafkapy-librdkafka-"))
     workdir.mkdir(parents=True, exist_ok=True)
     say(f"running {len(runnable)} tests, logs in {workdir}")
-    results = run_suite(b, runnable, workdir, args.parallel, say)
+    results = run_suite(b, runnable, workdir, args.parallel, say, args.security)
     counts: dict[str, int] = {}
     for r in results.values():
         counts[r.state] = counts.get(r.state, 0) + 1
     scopes: dict[str, int] = {}
     for t in chosen:
-        if t.scope not in ("broker", "cluster"):
+        if t.scope not in RUNNABLE:
             scopes[t.scope] = scopes.get(t.scope, 0) + 1
     if args.report:
         args.report.write_text(json.dumps(

@@ -163,6 +163,30 @@ def test_kafkapy_perf_tools_read_by_java(broker):
                         n)
 
 
+def test_producer_perf_transactions(broker):
+    """--transaction-duration-ms and --transactional-id with each tool: the same summary, a
+    commit marker per transaction (100 ms each over a 300 ms run), every record committed."""
+    from compat_tests.txn_clients import read_all
+
+    n = 600
+    for tool, topic in (("java", "ptx-java"), ("kafkapy", "ptx-py")):
+        create(broker.bootstrap, topic, 1)
+        args = ["--topic", topic, "--num-records", str(n), "--record-size", "100",
+                "--throughput", "2000", "--transaction-duration-ms", "100",
+                "--transactional-id", f"perf-{topic}", "--producer-props",
+                f"bootstrap.servers={broker.bootstrap}"]
+        out = (java("ProducerPerformance", *args) if tool == "java"
+               else kafkapy("kafka-producer-perf-test.sh", *args))
+        check_producer_perf(out, n)
+        end = kafkapy("kafka-get-offsets.sh", "--bootstrap-server", broker.bootstrap,
+                      "--topic", topic).stdout
+        assert int(end.split(":")[-1]) - n >= 2, (tool, end)
+        assert len(read_all(broker.bootstrap, topic, "read_committed")) == n, tool
+        described = kafkapy("kafka-transactions.sh", "--bootstrap-server", broker.bootstrap,
+                            "describe", "--transactional-id", f"perf-{topic}").stdout
+        assert described.splitlines()[1].split()[4] == "CompleteCommit", (tool, described)
+
+
 def test_console_consumer_keys_and_groups(broker):
     create(broker.bootstrap, "console", 1)
     p = Producer({"bootstrap.servers": broker.bootstrap})

@@ -1,9 +1,10 @@
 """librdkafka's own regression suite against kafkapy: the allowlisted tests must pass.
 
 The suite is built (once, cached) from Debian's source of the librdkafka the environment links,
-and each allowlisted test runs in quick mode against a kafkapy broker configured as librdkafka's
-default test scenario (librdkafka.py). Tests not on the allowlist are accounted for in
-FINDINGS.md; the whole suite runs with `python -m compat_tests.suites.librdkafka`.
+and each allowlisted test runs in quick mode against kafkapy set up as librdkafka's test
+clusters are for it: a broker of its scenario, a 3-broker cluster, or a broker with SSL and
+SASL listeners (librdkafka.py, librdkafka_brokers.py). Tests not on the allowlist are
+accounted for in FINDINGS.md; the whole suite runs with `python -m compat_tests.suites.librdkafka`.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def results(suite, table, tmp_path_factory) -> dict[str, librdkafka.Result]:
 def test_allowlist_names_real_broker_tests(table):
     names = {a: a.partition(":")[0] for a in ALLOWED}
     wrong = {a: table[n].scope if n in table else "not in this suite" for a, n in names.items()
-             if n not in table or table[n].scope not in ("broker", "cluster")}
+             if n not in table or table[n].scope not in librdkafka.RUNNABLE}
     assert not wrong, f"allowlist entries that are not broker tests of this suite: {wrong}"
 
 
@@ -51,7 +52,7 @@ def test_every_broker_test_is_allowlisted_or_in_findings(table):
     """A test allowlisted whole passes; any other broker test (or one allowlisted only for some
     of its sub-tests) has its entry in FINDINGS.md."""
     findings = FINDINGS.read_text()
-    unaccounted = [n for n, t in table.items() if t.scope in ("broker", "cluster")
+    unaccounted = [n for n, t in table.items() if t.scope in librdkafka.RUNNABLE
                    and n not in ALLOWED and f"`{n}`" not in findings]
     assert not unaccounted, ("broker tests neither allowlisted nor explained in FINDINGS.md: "
                              f"{unaccounted}")

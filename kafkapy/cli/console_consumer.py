@@ -65,9 +65,9 @@ def build_parser() -> ToolParser:
     )
     p.add_argument(
         "--isolation-level",
-        default="read_uncommitted",
         choices=["read_uncommitted", "read_committed"],
-        help="read_committed hides records of open or aborted transactions",
+        help="read_committed hides records of open or aborted transactions (default "
+        "read_uncommitted, unless a consumer property sets isolation.level)",
     )
     p.add_argument(
         "--property",
@@ -294,7 +294,9 @@ def main(argv: list[str]) -> int:
     conf = dict(consumer_props)
     conf.setdefault("auto.offset.reset", "earliest" if opts.from_beginning else "latest")
     conf.setdefault("client.id", "console-consumer")
-    conf["isolation.level"] = opts.isolation_level
+    # Kafka's maybeMergeOptions: the flag when given, else a consumer property, else the default
+    if opts.isolation_level is not None or "isolation.level" not in conf:
+        conf["isolation.level"] = opts.isolation_level or "read_uncommitted"
     conf.setdefault("enable.partition.eof", "false")
     if group:
         conf["group.id"] = group

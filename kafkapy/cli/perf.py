@@ -4,7 +4,10 @@ kafka-consumer-perf-test.sh), with Kafka's flags and summary formats so numbers 
 Producer: every 5 s `N records sent, X records/sec (Y MB/sec), Z ms avg latency, W ms max
 latency.` and at the end `N records sent, X records/sec (Y MB/sec), Z ms avg latency, W ms max
 latency, A ms 50th, B ms 95th, C ms 99th, D ms 99.9th.` Latency is librdkafka's per-record time
-from produce() to acknowledgement. Consumer: the CSV-like header and one summary line
+from produce() to acknowledgement. With `--transaction-duration-ms` above 0 the producer is
+transactional (`--transactional-id`, Kafka's default id otherwise), as in Kafka's tool: a
+transaction begins with the next record and is committed after the first record sent once it has
+lasted that long, and at the end. Consumer: the CSV-like header and one summary line
 (`start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec,
 rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec`).
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 import random
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime
 
 from kafkapy.cli.common import (
@@ -26,6 +30,7 @@ from kafkapy.cli.common import (
 )
 
 REPORT_INTERVAL_MS = 5000
+DEFAULT_TRANSACTIONAL_ID = "performance-producer-default-transactional-id"
 
 
 class Stats:
@@ -115,12 +120,15 @@ class Throttler:
         self.per_sec = per_sec
         self.start_ms = start_ms
 
-    def wait(self, sent: int, now: int) -> None:
+    def wait(self, sent: int, now: int, sleep: Callable[[float], object] = time.sleep) -> None:
+        """Wait until ``sent`` records are due; ``sleep(seconds)`` may return early (a
+        producer's poll, which serves delivery reports meanwhile)."""
         if self.per_sec <= 0:
             return
         due_ms = self.start_ms + sent * 1000.0 / self.per_sec
-        if due_ms > now:
-            time.sleep((due_ms - now) / 1000.0)
+        while due_ms > now:
+            sleep((due_ms - now) / 1000.0)
+            now = now_ms()
 
 
 def producer_parser() -> ToolParser:
@@ -156,8 +164,21 @@ def producer_parser() -> ToolParser:
     p.add_argument("--producer.config", dest="producer_config", metavar="FILE", help="properties")
     p.add_argument("--bootstrap-server", metavar="HOST:PORT", help="brokers (bootstrap.servers)")
     p.add_argument("--print-metrics", action="store_true", help="accepted; no metrics are printed")
-    p.add_argument("--transactional-id", metavar="ID", help="not supported yet")
-    p.add_argument("--transaction-duration-ms", type=int, metavar="MS", help="not supported yet")
+    p.add_argument(
+        "--transactional-id",
+        default=DEFAULT_TRANSACTIONAL_ID,
+        metavar="TRANSACTIONAL-ID",
+        help="The transactionalId to use if transaction-duration-ms is > 0. Useful when testing "
+        "the performance of concurrent transactions.",
+    )
+    p.add_argument(
+        "--transaction-duration-ms",
+        type=int,
+        default=0,
+        metavar="TRANSACTION-DURATION",
+        help="The max age of each transaction. The commitTransaction will be called after this "
+        "time has elapsed. Transactions are only enabled if this value is positive.",
+    )
     p.add_argument(
         "--warmup-records", type=int, default=0, metavar="N", help="records not in steady stats"
     )
@@ -177,8 +198,6 @@ def main_producer_perf_test(argv: list[str]) -> int:
             "The value for --warmup-records must be strictly fewer than the number of records "
             "in the test, --num-records."
         )
-    if o.transactional_id or o.transaction_duration_ms:
-        raise CliError("Transactions are not supported by this tool yet")
     if not o.producer_props and not o.producer_config and not o.bootstrap_server:
         raise CliError("Either --producer-props or --producer.config must be specified.")
     props = load_properties(o.producer_config)
@@ -190,10 +209,15 @@ def main_producer_perf_test(argv: list[str]) -> int:
         raise CliError("bootstrap.servers must be given in --producer-props or --producer.config")
     props.setdefault("client.id", "perf-producer-client")
     props.setdefault("partitioner", "murmur2_random")
+    transactions = o.transaction_duration_ms > 0
+    if transactions:
+        props["transactional.id"] = o.transactional_id
     payloads = _payloads(o)
     conf = client_config(bootstrap, props)
     try:
         producer = Producer(conf)
+        if transactions:
+            producer.init_transactions()
     except KafkaException as e:
         raise CliError(kafka_error_message(e)) from None
 
@@ -213,26 +237,44 @@ def main_producer_perf_test(argv: list[str]) -> int:
     topic = o.topic
     n_payloads = len(payloads)
     rng = random.Random(0)
+    in_txn, txn_start = 0, 0  # records in the open transaction, when it began
     try:
         for i in range(o.num_records):
+            if transactions and in_txn == 0:
+                producer.begin_transaction()
+                txn_start = now_ms()
             if o.payload_monotonic:
                 value = str(i).encode()
             elif n_payloads == 1:
                 value = payloads[0]
             else:
                 value = payloads[rng.randrange(n_payloads)]
+            sent_ms = now_ms()
             while True:
                 try:
                     producer.produce(topic, value, on_delivery=on_delivery)
                     break
                 except BufferError:
                     producer.poll(0.05)
+            in_txn += 1
+            if transactions and sent_ms - txn_start >= o.transaction_duration_ms:
+                producer.commit_transaction()
+                in_txn = 0
             if i % 1000 == 0:
                 producer.poll(0)
             if o.throughput > 0:
-                throttler.wait(i, now_ms())
+                # polling while throttled: a record's latency is measured when its delivery
+                # report is served, so reports must not wait for the next 1,000 records
+                throttler.wait(i, sent_ms, producer.poll)
+        if transactions and in_txn:
+            producer.commit_transaction()
         producer.flush()
     except KeyboardInterrupt:
+        if transactions and in_txn:  # rather than holding read_committed consumers until
+            try:  # the transaction times out
+                producer.abort_transaction(5)
+            except KafkaException:
+                pass
         producer.flush(5)
     except KafkaException as e:
         raise CliError(kafka_error_message(e)) from None
@@ -374,6 +416,9 @@ def main_consumer_perf_test(argv: list[str]) -> int:
     props["auto.offset.reset"] = "latest" if o.from_latest else "earliest"
     props.setdefault("enable.auto.commit", "true")
     props.setdefault("client.id", "perf-consumer-client")
+    # the Java consumer's default (librdkafka's is read_committed, which would stop at the
+    # first open transaction and skip aborted records where Kafka's tool counts them)
+    props.setdefault("isolation.level", "read_uncommitted")
     join_ms = [0]
     join_start = [now_ms()]
     assigned: set = set()

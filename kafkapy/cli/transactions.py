@@ -16,8 +16,8 @@ abort them, with Kafka's TransactionsCommand's commands, flags and output.
   partition).
 
 Tables are printed as Kafka's ToolsUtils.prettyPrintTable prints them: each column padded to its
-widest value and followed by a tab. A failure prints one line (``Failed to ...: message.``) and
-exits 1.
+widest value and followed by a tab. A failure prints one line to stderr, with no prefix
+(``Failed to ...: message. Enable debug logging for additional detail.``), and exits 1.
 """
 
 from __future__ import annotations
@@ -27,7 +27,12 @@ import sys
 import time
 
 from kafkapy.cli.common import CliError, ToolParser, load_properties
-from kafkapy.cli.transactions_client import Cluster, fail, pretty_table
+from kafkapy.cli.transactions_client import (
+    Cluster,
+    TransactionalIdNotFound,
+    fail,
+    pretty_table,
+)
 from kafkapy.protocol.errors import ErrorCode
 
 DESCRIPTION = (
@@ -122,7 +127,9 @@ def cmd_abort(cluster: Cluster, opts: argparse.Namespace) -> str:
             max(opts.coordinator_epoch, 0),
         )
     else:
-        producers = cluster.describe_producers([tp], None)[tp]
+        producers = cluster.describe_producers(
+            [tp], None, f"Failed to validate producer state for partition {tp[0]}-{tp[1]}"
+        )[tp]
         found = [s for s in producers if s.current_txn_start_offset == opts.start_offset]
         if not found:
             raise CliError(
@@ -139,9 +146,13 @@ def cmd_abort(cluster: Cluster, opts: argparse.Namespace) -> str:
         f"AbortTransactionSpec(topicPartition={tp[0]}-{tp[1]}, producerId={pid}, "
         f"producerEpoch={epoch}, coordinatorEpoch={coordinator_epoch})"
     )
-    leader = cluster.partitions([tp[0]]).get(tp, (-1, []))[0]
+    failure = f"Failed to abort transaction {spec}"
+    found = cluster.partitions([tp[0]], failure)
+    if tp not in found:
+        raise fail(failure, ErrorCode.unknown_topic_or_partition)
+    leader = found[tp][0]
     if leader < 0:
-        raise fail(f"Failed to abort transaction {spec}", ErrorCode.not_leader_or_follower)
+        raise fail(failure, ErrorCode.not_leader_or_follower)
     resp = cluster.conn(leader).request(
         wq.WriteTxnMarkersRequest(
             markers=(
@@ -159,7 +170,7 @@ def cmd_abort(cluster: Cluster, opts: argparse.Namespace) -> str:
         for t in m.topics:
             for p in t.partitions:
                 if p.error_code:
-                    raise fail(f"Failed to abort transaction {spec}", p.error_code)
+                    raise fail(failure, p.error_code)
     return ""
 
 
@@ -198,12 +209,21 @@ def cmd_find_hanging(cluster: Cluster, opts: argparse.Namespace) -> str:
             if t.producer_id in pids
         }
         described: dict[str, set[tuple[str, int]] | None] = {}
-        for txn_id in set(ids.values()):
+        txn_ids = sorted(set(ids.values()))
+        for txn_id in txn_ids:
             try:
                 _, d = cluster.describe_transaction(txn_id)
-                described[txn_id] = set(d["partitions"])
-            except CliError:
-                described[txn_id] = None  # not found: nothing will end the transaction
+            except TransactionalIdNotFound:
+                described[txn_id] = None  # nothing will end the transaction
+                continue
+            except CliError as e:
+                # any other answer says nothing about the transaction: calling it hanging
+                # would invite an abort of a transaction its coordinator may still commit
+                reason = str(e).split(": ", 1)[-1]
+                raise CliError(
+                    f"Failed to describe {len(txn_ids)} transactions: {reason}"
+                ) from None
+            described[txn_id] = set(d["partitions"])
         for tp, s in candidates:
             partitions = described.get(ids.get(s.producer_id, ""))
             if partitions is None or tp not in partitions:
@@ -315,9 +335,13 @@ def parser() -> ToolParser:
 
 def main(argv: list[str]) -> int:
     opts = parser().parse_args(argv)
-    cluster = Cluster(opts.bootstrap_server, load_properties(opts.command_config))
     try:
-        sys.stdout.write(COMMANDS[opts.command](cluster, opts))
-    finally:
-        cluster.close()
+        cluster = Cluster(opts.bootstrap_server, load_properties(opts.command_config))
+        try:
+            sys.stdout.write(COMMANDS[opts.command](cluster, opts))
+        finally:
+            cluster.close()
+    except CliError as e:  # printed bare, as Kafka's tool prints its failures
+        print(e, file=sys.stderr)
+        return e.code
     return 0

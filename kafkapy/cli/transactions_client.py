@@ -6,6 +6,7 @@ turned into the one-line failures Kafka's tool prints."""
 from __future__ import annotations
 
 import struct
+import time
 from typing import Any
 
 from kafkapy.cli.common import CliError
@@ -14,6 +15,16 @@ from kafkapy.protocol.errors import ErrorCode, error_name
 from kafkapy.protocol.wire import read_uvarint, skip_tagged_fields
 
 DEBUG_HINT = " Enable debug logging for additional detail."
+API_TIMEOUT_S = 60.0  # the Admin client's default.api.timeout.ms
+RETRY_BACKOFF_S = 0.1  # retry.backoff.ms
+# answers after which Kafka's Admin client looks the coordinator up again and retries
+RETRIABLE_COORDINATOR_ERRORS = frozenset(
+    {
+        ErrorCode.coordinator_load_in_progress,
+        ErrorCode.not_coordinator,
+        ErrorCode.coordinator_not_available,
+    }
+)
 
 # Kafka's messages for the errors these commands meet (Errors.java)
 MESSAGES = {
@@ -35,6 +46,10 @@ MESSAGES = {
         "current coordinator for a given producer."
     ),
 }
+
+
+class TransactionalIdNotFound(CliError):
+    """DescribeTransactions answered TRANSACTIONAL_ID_NOT_FOUND."""
 
 
 def message(code: int) -> str:
@@ -93,42 +108,54 @@ class Cluster:
             c = self._conns[broker_id] = Connection(host, port, props=self._props)
         return c
 
-    def partitions(self, topics: list[str] | None) -> dict[tuple[str, int], tuple[int, list[int]]]:
-        """(topic, partition) -> (leader, replicas); topics None: every topic, internal ones too."""
+    def partitions(
+        self, topics: list[str] | None, failure: str | None = None
+    ) -> dict[tuple[str, int], tuple[int, list[int]]]:
+        """(topic, partition) -> (leader, replicas); topics None: every topic, internal ones too.
+        ``failure`` begins the message of an error (Kafka's "Failed to describe N topics")."""
         out = {}
-        for t in self.metadata(topics).topics:
+        found = self.metadata(topics).topics
+        for t in found:
             if t.error_code:
-                raise fail(f"Failed to describe 1 topics ({t.name})", t.error_code)
+                raise fail(failure or f"Failed to describe {len(found)} topics", t.error_code)
             for p in t.partitions:
                 out[(t.name, p.partition_index)] = (p.leader_id, list(p.replica_nodes))
         return out
 
-    def coordinator(self, transactional_id: str) -> int:
+    def coordinator(self, transactional_id: str) -> tuple[int, int]:
+        """(error code, broker id) of the id's transaction coordinator."""
         from kio.schema.find_coordinator.v4 import request as fq
 
         resp = self._bootstrap.request(
             fq.FindCoordinatorRequest(key_type=1, coordinator_keys=(transactional_id,))
         )
         (c,) = resp.coordinators
-        if c.error_code:
-            raise fail(
-                f"Failed to describe transaction state of transactional-id `{transactional_id}`",
-                c.error_code,
-            )
-        self.brokers.setdefault(c.node_id, (c.host, c.port))
-        return c.node_id
+        if not c.error_code:
+            self.brokers.setdefault(c.node_id, (c.host, c.port))
+        return c.error_code, c.node_id
 
     def describe_producers(
-        self, tps: list[tuple[str, int]], broker_id: int | None
+        self, tps: list[tuple[str, int]], broker_id: int | None, failure: str | None = None
     ) -> dict[tuple[str, int], list[Any]]:
-        """Active producers per partition, asked of each partition's leader (or ``broker_id``)."""
+        """Active producers per partition, asked of each partition's leader (or ``broker_id``).
+        ``failure`` begins the message of an error (by default Kafka's describe-producers one:
+        "Failed to describe producers for partition T-P on leader")."""
         from kio.schema.describe_producers.v0 import request as dq
 
+        where = "leader" if broker_id is None else f"broker {broker_id}"
+
+        def failed(topic: str, partition: int) -> str:
+            return (
+                failure
+                or f"Failed to describe producers for partition {topic}-{partition} on {where}"
+            )
+
         by_broker: dict[int, dict[str, list[int]]] = {}
-        leaders = self.partitions(sorted({t for t, _ in tps}))
+        tp0 = tps[0] if tps else ("", 0)
+        leaders = self.partitions(sorted({t for t, _ in tps}), failed(*tp0))
         for tp in tps:
             if tp not in leaders:
-                raise fail(f"Failed to describe producers for partition {tp[0]}-{tp[1]}", 3)
+                raise fail(failed(*tp), ErrorCode.unknown_topic_or_partition)
             node = leaders[tp][0] if broker_id is None else broker_id
             by_broker.setdefault(node, {}).setdefault(tp[0], []).append(tp[1])
         out: dict[tuple[str, int], list[Any]] = {}
@@ -144,12 +171,7 @@ class Cluster:
             for t in resp.topics:
                 for p in t.partitions:
                     if p.error_code:
-                        where = "leader" if broker_id is None else f"broker {broker_id}"
-                        raise fail(
-                            f"Failed to describe producers for partition "
-                            f"{t.name}-{p.partition_index} on {where}",
-                            p.error_code,
-                        )
+                        raise fail(failed(t.name, p.partition_index), p.error_code)
                     out[(t.name, p.partition_index)] = list(p.active_producers)
         return out
 
@@ -159,30 +181,53 @@ class Cluster:
         """ListTransactions of every broker, by broker id."""
         from kio.schema.list_transactions.v1 import request as lq
 
+        request = lq.ListTransactionsRequest(
+            state_filters=(),
+            producer_id_filters=tuple(sorted(producer_ids or ())),
+            duration_filter=duration_ms,
+        )
         out = {}
+        deadline = time.monotonic() + API_TIMEOUT_S
         for node in sorted(self.brokers):
-            resp = self.conn(node).request(
-                lq.ListTransactionsRequest(
-                    state_filters=(),
-                    producer_id_filters=tuple(sorted(producer_ids or ())),
-                    duration_filter=duration_ms,
-                )
-            )
+            resp = self.conn(node).request(request)
+            # a coordinator still loading is asked again, as Kafka's Admin client does
+            while resp.error_code == ErrorCode.coordinator_load_in_progress:
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(RETRY_BACKOFF_S)
+                resp = self.conn(node).request(request)
             if resp.error_code:
                 raise fail("Failed to list transactions", resp.error_code)
             out[node] = list(resp.transaction_states)
         return out
 
-    def describe_transaction(self, transactional_id: str) -> tuple[int, dict[str, Any]]:
-        """(coordinator id, description); raises a CliError naming the error."""
-        node = self.coordinator(transactional_id)
-        state = describe_transactions(self.conn(node), [transactional_id])[0]
-        if state["error_code"]:
-            raise fail(
-                f"Failed to describe transaction state of transactional-id `{transactional_id}`",
-                state["error_code"],
-            )
-        return node, state
+    def describe_transaction(
+        self, transactional_id: str, timeout_s: float = API_TIMEOUT_S
+    ) -> tuple[int, dict[str, Any]]:
+        """(coordinator id, description). While the coordinator is loading, moving or not yet
+        there, asks again until ``timeout_s`` (as Kafka's Admin client does); raises
+        TransactionalIdNotFound, or a CliError naming another error."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            code, node = self.coordinator(transactional_id)
+            if not code:
+                state = describe_transactions(self.conn(node), [transactional_id])[0]
+                code = state["error_code"]
+                if not code:
+                    return node, state
+            if code == ErrorCode.transactional_id_not_found:
+                raise TransactionalIdNotFound(
+                    f"Failed to describe transaction state of transactional-id "
+                    f"`{transactional_id}`: DescribeTransactions request for transactionalId "
+                    f"`{transactional_id}` failed because the ID could not be found.{DEBUG_HINT}"
+                )
+            if code not in RETRIABLE_COORDINATOR_ERRORS or time.monotonic() >= deadline:
+                raise fail(
+                    f"Failed to describe transaction state of transactional-id "
+                    f"`{transactional_id}`",
+                    code,
+                )
+            time.sleep(RETRY_BACKOFF_S)
 
 
 def describe_transactions(conn: Connection, ids: list[str]) -> list[dict[str, Any]]:

@@ -7,14 +7,18 @@ notifications (server/config_listener.py) and, with an authorizer, load the ACLs
 changes (server/acl_listener.py), then accept connections. On shutdown (SIGINT/SIGTERM)
 connections stop being accepted, logs are flushed and checkpointed and a clean-shutdown marker is
 written, so the next start skips recovery. A broker whose every log directory failed stops
-itself with exit status 1 (server/log_dir_failures.py).
+itself with exit status 1 (server/log_dir_failures.py). Off the main thread (an embedded broker
+of kafkapy.testing, a trio loop in a thread) there are no signals: the broker runs until its
+caller cancels it (and shuts down the same way) or until it halts itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import signal
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -245,13 +249,23 @@ def tune_gc() -> None:
     gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
 
 
-async def run_broker(config: BrokerConfig) -> int:
-    """Run a broker until SIGINT or SIGTERM (or until it halts itself: no log directory left),
-    then shut it down; returns the exit status."""
+async def run_broker(
+    config: BrokerConfig, *, task_status: Any = trio.TASK_STATUS_IGNORED
+) -> int:
+    """Run a broker until SIGINT or SIGTERM (on the main thread), until cancelled, or until it
+    halts itself (no log directory left), then shut it down; returns the exit status.
+    ``task_status.started(broker)`` once it accepts connections."""
     load_all()
+    # SIGINT/SIGTERM are caught from now on: one that comes while the broker starts (recovering
+    # its logs, binding its listener) stops it cleanly once it has started, never half-way
+    signals = contextlib.ExitStack()
+    received = None
+    if threading.current_thread() is threading.main_thread():
+        received = signals.enter_context(trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM))
     broker = Broker(config)
     broker.start()
-    tune_gc()
+    if threading.current_thread() is threading.main_thread():
+        tune_gc()  # a broker process of its own; a broker in a test's thread leaves its GC be
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_stop_when_requested, broker, nursery.cancel_scope)
@@ -268,14 +282,17 @@ async def run_broker(config: BrokerConfig) -> int:
             broker.client_quotas.start()
             await nursery.start(broker.serve)
             nursery.start_soon(run_log_maintenance, broker)
-            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for sig in signals:
-                    log.info("shutting down on signal=%s", signal.Signals(sig).name)
-                    if broker.replicas is not None and broker.config.controlled_shutdown_enable:
-                        await broker.replicas.controlled_shutdown()
-                    nursery.cancel_scope.cancel()
-                    break
+            task_status.started(broker)
+            if received is None:
+                await trio.sleep_forever()  # embedded: signals are the host's, not ours
+            async for sig in received:
+                log.info("shutting down on signal=%s", signal.Signals(sig).name)
+                if broker.replicas is not None and broker.config.controlled_shutdown_enable:
+                    await broker.replicas.controlled_shutdown()
+                nursery.cancel_scope.cancel()
+                break
     finally:
+        signals.close()
         broker.stop()
         log.info("kafkapy stopped broker.id=%s exit_code=%d", broker.broker_id, broker.exit_code)
     return broker.exit_code

@@ -4,11 +4,11 @@ Topic resources (type 2): the new override set is validated as a whole (INVALID_
 key and what is allowed, Kafka's cross-config rules included), stored in /config/topics/<name>
 and applied to the topic's open logs at once. Broker resources (type 4): the resource name is
 a broker id (/config/brokers/<id>, applied by that broker) or empty for the cluster-wide
-default (/config/brokers/<default>, applied by every broker); only the keys Kafka reconfigures
-at run time are accepted (the topic-config synonyms such as log.retention.ms,
-log.cleanup.policy, compression.type, and the log cleaner's settings), others are
-INVALID_REQUEST ("Cannot update these configs dynamically"), as Kafka answers. Every open log is
-then reconfigured.
+default (/config/brokers/<default>, applied by every broker); the new set is checked as Kafka
+checks it (server/dynamic_broker_configs.py: Kafka's dynamic broker configs, custom ones, their
+values; INVALID_REQUEST with Kafka's message, such as "Cannot update these configs dynamically"
+for a broker config Kafka does not reconfigure), then stored. Every open log is reconfigured and
+the connection limits are updated.
 
 Every write goes with a config change notification (kafkapy.metadata.cluster): the other brokers
 apply it through server/config_listener.py, and so does this one, idempotently. Configs carry
@@ -22,11 +22,12 @@ from dataclasses import dataclass
 
 from kafkapy.protocol.errors import ErrorCode
 
+from . import dynamic_broker_configs as dynamic_configs
 from .connection_limit_configs import apply_connection_limits
 from .log_configs import (
     TOPIC_CONFIGS,
     apply_log_configs,
-    validate_broker_config,
+    broker_layers,
     validate_topic_configs,
 )
 from .topic_configs import warn_not_applied
@@ -71,7 +72,7 @@ def broker_entity(broker, name: str) -> str:
 
 def _list_default(broker, resource_type: int, key: str) -> list[str]:
     if resource_type == TOPIC:
-        from .log_configs import broker_layers, effective_topic_config
+        from .log_configs import effective_topic_config
 
         value = effective_topic_config(broker_layers(broker), {})[key][0]
     else:
@@ -145,18 +146,19 @@ def apply(
         return
     if resource_type == BROKER:
         entity = broker_entity(broker, name)
-        for key, value in configs.items():
-            msg = validate_broker_config(key, value)
-            if msg is not None:
-                raise ConfigChangeError(
-                    ErrorCode.invalid_request,
-                    f"Invalid config value for resource ConfigResource(type=BROKER, "
-                    f"name='{name}'): {msg}",
-                )
+        per_broker = entity != DEFAULT_ENTITY
+        try:
+            dynamic_configs.validate(broker_layers(broker), configs, per_broker)
+            if not validate_only:
+                dynamic_configs.refuse_passwords(configs, per_broker, name)
+        except dynamic_configs.DynamicConfigError as e:
+            raise ConfigChangeError(ErrorCode[e.code], str(e)) from None
         if validate_only:
             return
+        before = broker.cluster.broker_configs(entity)
         zxid = broker.cluster.set_broker_configs(entity, configs)
         apply_broker_configs(broker, entity, configs, zxid)
+        dynamic_configs.warn_not_applied(entity, configs, before)
         return
     raise ConfigChangeError(ErrorCode.invalid_request, f"Unsupported resource type {resource_type}")
 

@@ -282,3 +282,8 @@ def is_known_key(key: str) -> bool:
         or key in KNOWN_UNUSED_KEYS
         or key.startswith(KNOWN_PREFIXES)
     )
+
+
+def is_broker_config_name(key: str) -> bool:
+    """Whether ``key`` is one of Kafka's broker config names (not a prefixed or custom key)."""
+    return key in OPTIONS or key in SPECIAL_KEYS or key in KNOWN_UNUSED_KEYS

@@ -23,6 +23,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kafkapy.metadata.errors import TopicExistsError
 from kafkapy.metadata.models import TopicInfo
 from kafkapy.protocol.control_batch import marker_of_batch
 from kafkapy.protocol.errors import ErrorCode
@@ -113,6 +114,11 @@ def create_internal_topic(
         return broker.topics.create(name, num_partitions, rf, configs=configs)
     except TopicError as e:
         log.warning("cannot create %s: %s", name, e.message)
+        return None
+    except TopicExistsError:
+        # another broker created it at the same moment (ZooKeeper mode): its partition states
+        # reach this broker through the watch; meanwhile the caller answers
+        # COORDINATOR_NOT_AVAILABLE, which clients retry
         return None
 
 

@@ -6,9 +6,10 @@ synonyms: first a dynamic per-broker value (/config/brokers/<id>), then a dynami
 default (/config/brokers/<default>), then server.properties, else Kafka's default.
 DescribeConfigs reports the source and the synonyms in that order, as Kafka does.
 
-Broker configs that may change at run time (AlterConfigs / IncrementalAlterConfigs on a broker
-resource) are the topic-config synonyms and the log cleaner's settings, as in Kafka's
-DynamicLogConfig and DynamicLogCleaner; their values are validated like the topic configs.
+Among the broker configs that may change at run time (AlterConfigs / IncrementalAlterConfigs on a
+broker resource, server/dynamic_broker_configs.py) are the topic-config synonyms and the log
+cleaner's settings, as in Kafka's DynamicLogConfig and DynamicLogCleaner; their values are
+validated like the topic configs (validate_broker_value).
 """
 
 from __future__ import annotations
@@ -56,19 +57,6 @@ CLEANER_CONFIGS: dict[str, tuple[str, float, str]] = {
 DYNAMIC_BROKER_KEYS = (frozenset(SYNONYM_OF) | frozenset(CLEANER_CONFIGS)) - {
     "log.message.format.version"
 }
-
-
-def validate_broker_config(name: str, value: str | None) -> str | None:
-    """An error message if ``name`` cannot be set dynamically to ``value``, else None."""
-    from .connection_limit_configs import is_connection_config, validate_connection_config
-
-    if is_connection_config(name):
-        return validate_connection_config(name, value)
-    if name not in DYNAMIC_BROKER_KEYS:
-        return f"Cannot update these configs dynamically: Set({name})"
-    if value is None:
-        return None
-    return validate_broker_value(name, value)
 
 
 def validate_broker_value(name: str, value: str) -> str | None:

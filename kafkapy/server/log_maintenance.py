@@ -4,6 +4,8 @@
   retention.ms / retention.bytes (delete policy) or below its log start offset, and the log
   start offsets are checkpointed (Kafka's kafka-log-retention task);
 * removal of ``.deleted`` segment files once their ``file.delete.delay.ms`` has passed;
+* producer expiration: every ``producer.id.expiration.check.interval.ms`` each log forgets the
+  producers idle for ``producer.id.expiration.ms`` that have no open transaction;
 * scheduled flushes and recovery-point checkpoints (server/log_flusher.py);
 * the partition.metadata files of new logs, written (with their fsyncs) in a worker thread
   soon after the logs are created (Kafka's "flush-metadata-file" task), so CreateTopics does not
@@ -61,6 +63,26 @@ async def retention_loop(broker) -> None:
                 log.info("retention deleted segments=%d", deleted)
         except Exception:
             log.exception("retention pass failed")
+
+
+async def producer_expiration_loop(broker) -> None:
+    """Every producer.id.expiration.check.interval.ms (10 min), forget the producers idle for
+    producer.id.expiration.ms (1 day; read each time, it is a dynamic config) that have no open
+    transaction, on every log (Kafka's PeriodicProducerExpirationCheck)."""
+    interval = max(_config(broker, "producer.id.expiration.check.interval.ms", 600_000), 1)
+    while True:
+        await trio.sleep(interval / 1000)
+        if broker.logs is None:
+            return
+        expiration = _config(
+            broker, "producer.id.expiration.ms", broker.config.producer_id_expiration_ms
+        )
+        try:
+            removed = broker.logs.remove_expired_producers(_now_ms(), expiration)
+            if removed:
+                log.debug("expired producer states=%d", removed)
+        except Exception:
+            log.exception("producer expiration pass failed")
 
 
 async def purge_loop(broker) -> None:
@@ -145,6 +167,7 @@ async def run_log_maintenance(broker) -> None:
     broker.cleaner = cleaner
     async with trio.open_nursery() as nursery:
         nursery.start_soon(retention_loop, broker)
+        nursery.start_soon(producer_expiration_loop, broker)
         nursery.start_soon(purge_loop, broker)
         nursery.start_soon(flush_loop, broker)
         nursery.start_soon(recovery_checkpoint_loop, broker)

@@ -232,6 +232,14 @@ class LogManager:
             self.checkpoint_log_start_offsets()
         return deleted
 
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget, on every log, producers idle for ``expiration_ms`` without an open
+        transaction (producer.id.expiration.ms); returns how many."""
+        return sum(
+            len(plog.producer_state.remove_expired(now_ms, expiration_ms))
+            for plog in self.online_logs()
+        )
+
     def purge_deleted_files(self, now_ms: int) -> int:
         """Remove ``.deleted`` segment files whose file.delete.delay.ms has passed."""
         removed = 0

@@ -20,7 +20,8 @@ the append (or a stale answer) cannot let data in outside the transaction.
 Three origins, as Kafka's: client appends are checked in full (``check``), coordinator markers
 for epoch and coordinator epoch (``check_marker``), replicated and recovered batches are applied
 without checks (``update`` / ``update_marker``). The state is rebuilt from the log when a log
-opens, starting from the latest producer snapshot (storage/producer_snapshot.py).
+opens, starting from the latest producer snapshot (storage/producer_snapshot.py). Producers
+idle for producer.id.expiration.ms with no open transaction are forgotten (``remove_expired``).
 """
 
 from __future__ import annotations
@@ -341,6 +342,23 @@ class ProducerStateManager:
     def on_log_start_offset(self, log_start_offset: int) -> None:
         for first in [k for k, t in self.unreplicated.items() if t.last_offset < log_start_offset]:
             del self.unreplicated[first]
+
+    # ---- expiration ----------------------------------------------------------------------
+
+    def remove_expired(self, now_ms: int, expiration_ms: int) -> list[int]:
+        """Forget the producers idle for ``expiration_ms`` (producer.id.expiration.ms: no batch
+        or marker with a timestamp within it) that have no open transaction here, as Kafka's
+        removeExpiredProducers; returns their ids. A later batch of such a producer is taken
+        as a new producer's."""
+        gone = [
+            pid
+            for pid, e in self.producers.items()
+            if e.current_txn_first_offset < 0 and now_ms - e.last_timestamp >= expiration_ms
+        ]
+        for pid in gone:
+            del self.producers[pid]
+            self.verifications.pop(pid, None)
+        return gone
 
     # ---- whole-state operations ----------------------------------------------------------
 

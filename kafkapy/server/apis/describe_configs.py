@@ -5,8 +5,10 @@ Topic resources (type 2) report every topic-level config with its effective valu
 and with include_synonyms the chain of synonyms from most to least specific; v3+ adds the config
 type. Broker resources (type 4) report the broker's dynamic configs (DYNAMIC_BROKER_CONFIG,
 DYNAMIC_DEFAULT_BROKER_CONFIG), those set in server.properties (STATIC_BROKER_CONFIG) and the
-topic-config synonyms' defaults. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION, another broker's
-id or a malformed one INVALID_REQUEST, other resource types INVALID_REQUEST.
+topic-config synonyms' defaults; as Kafka, the value of a password config (``sasl.jaas.config``,
+key store passwords) or of a custom config is hidden (null, is_sensitive), and the configs Kafka
+does not reconfigure at run time are read-only. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION,
+another broker's id or a malformed one INVALID_REQUEST, other resource types INVALID_REQUEST.
 
 Authorization: DESCRIBE_CONFIGS on the cluster for broker resources (CLUSTER_AUTHORIZATION_FAILED)
 or on the topic (TOPIC_AUTHORIZATION_FAILED).
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
+from .. import dynamic_broker_configs as dynamic_configs
 from ..authorization import DESCRIBE_CONFIGS, config_resource_error
 from ..config_docs import TOPIC_CONFIG_DOCS
 from ..log_configs import CLEANER_CONFIGS, TOPIC_CONFIGS, broker_layers, effective_topic_config
@@ -54,14 +57,22 @@ def topic_config_entries(broker, overrides):
     ]
 
 
-def _entries(R, rows, keys, include_synonyms, include_docs=False):
+def _entries(R, rows, keys, include_synonyms, include_docs=False, broker=False):
+    """Topic rows, or with ``broker`` broker rows: a password or custom config's value hidden
+    (is_sensitive), configs Kafka does not reconfigure read-only."""
     out = []
     for name, value, source, synonyms, type_ in rows:
         if keys is not None and name not in keys:
             continue
+        hidden = broker and dynamic_configs.is_sensitive(name)
         syn = (
             tuple(
-                build(R.DescribeConfigsSynonym, name=n, value=v, source=CONFIG_SOURCES[s])
+                build(
+                    R.DescribeConfigsSynonym,
+                    name=n,
+                    value=None if hidden else v,
+                    source=CONFIG_SOURCES[s],
+                )
                 for n, v, s in synonyms
             )
             if include_synonyms
@@ -71,10 +82,10 @@ def _entries(R, rows, keys, include_synonyms, include_docs=False):
             build(
                 R.DescribeConfigsResourceResult,
                 name=name,
-                value=value,
-                read_only=False,
+                value=None if hidden else value,
+                read_only=broker and not dynamic_configs.is_dynamic(name),
                 config_source=CONFIG_SOURCES[source],
-                is_sensitive=False,
+                is_sensitive=hidden,
                 synonyms=syn,
                 config_type=CONFIG_TYPES.get(type_, 0),
                 documentation=TOPIC_CONFIG_DOCS.get(name) if include_docs else None,
@@ -91,7 +102,6 @@ def _broker_rows(broker):
         if d.synonyms and d.default is not None
     }
     defaults.update({k: (v[2], v[0]) for k, v in CLEANER_CONFIGS.items()})
-    types = {syn: d.type for d in TOPIC_CONFIGS.values() for syn in d.synonyms}
     rows = []
     keys = set(layers.dynamic) | set(layers.dynamic_default) | set(layers.static)
     for key in keys:
@@ -107,7 +117,7 @@ def _broker_rows(broker):
         if key in defaults:
             synonyms.append((key, defaults[key][0], "DEFAULT_CONFIG"))
         value, source = synonyms[0][1], synonyms[0][2]
-        type_ = types.get(key, defaults.get(key, (None, "STRING"))[1])
+        type_ = dynamic_configs.config_type(key) or defaults.get(key, (None, "STRING"))[1]
         rows.append((key, value, source, synonyms, type_))
     for key, (default, type_) in defaults.items():
         if key not in keys:
@@ -157,7 +167,9 @@ async def handle(ctx, request):
                     ),
                 )
             else:
-                configs = _entries(R, _broker_rows(broker), keys, request.include_synonyms)
+                configs = _entries(
+                    R, _broker_rows(broker), keys, request.include_synonyms, broker=True
+                )
         else:
             error, message = (
                 ErrorCode.invalid_request,
