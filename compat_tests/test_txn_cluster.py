@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafkapy.coordinator.group.partitioning import partition_for
@@ -21,6 +22,9 @@ from .txn_clients import produce_input, read_all, transform_batch
 
 TXN_ID = "cluster-app"
 N = 300
+# the first test alone allows itself 150 s of rounds plus the cluster's recoveries (kill -9
+# twice, a restart in between): the suite's 120 s default would cut it short under load
+pytestmark = pytest.mark.timeout(420)
 
 
 def test_exactly_once_across_coordinator_and_partition_leader_kills(cluster):
