@@ -47,6 +47,7 @@ from pathlib import Path
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kazoo.client import KazooClient
+from latency import Window
 
 from kafkapy.testing import BrokerProcess
 from kafkapy.testing_zk import ZooKeeperServer
@@ -130,6 +131,36 @@ class Cluster:
             self.zk.stop()
             self.zk.close()
         self.zk_server.stop()
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) the three brokers used so far."""
+        total = 0
+        for b in self.brokers.values():
+            fields = Path(f"/proc/{b.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+
+    def wait_replicated(self, topic: str, rf: int, timeout: float = 120.0) -> float:
+        """perf_counter() once ``rf`` brokers hold as many bytes of ``topic``-0's log as the
+        most any broker holds and they stopped growing (the followers caught up)."""
+        def sizes() -> list[int]:
+            return sorted((sum(f.stat().st_size for f in b.data_dir.rglob(f"{topic}-0/*.log"))
+                           for b in self.brokers.values()), reverse=True)
+
+        deadline = time.monotonic() + timeout
+        last, caught_up = None, None
+        while time.monotonic() < deadline:
+            now = sizes()
+            if now[0] > 0 and len(set(now[:rf])) == 1:
+                if now == last and caught_up is not None:
+                    return caught_up  # and still so one poll later
+                if now != last:
+                    caught_up = time.perf_counter()
+            else:
+                caught_up = None
+            last = now
+            time.sleep(0.01)
+        raise RuntimeError(f"{topic}: replicas not caught up after {timeout:g} s: {sizes()}")
 
     @property
     def bootstrap(self) -> str:
@@ -231,7 +262,15 @@ def run_throughput(c: Cluster, seconds: float, repeat: int, samples: dict) -> No
             c.create_topic(topic, rf)
             leader = c.state(topic, 0)["leader"]
             progress(f"[{rep + 1}/{repeat}] {label}, leader broker {leader} ({seconds:g} s)")
+            cpu0 = c.cpu_seconds()
+            window = Window({})
+            start = time.perf_counter()
             n, elapsed = produce(c.bootstrap, topic, seconds, acks)
+            cores = window.close()
+            # every replica holds every record: with acks=1 the followers may still be copying
+            # when the last acknowledgement came
+            replicated = c.wait_replicated(topic, rf) - start
+            cpu = c.cpu_seconds() - cpu0
             rec_s = n / elapsed
             samples.setdefault(key, []).append(
                 {
@@ -240,9 +279,16 @@ def run_throughput(c: Cluster, seconds: float, repeat: int, samples: dict) -> No
                     "records_s": rec_s,
                     "mb_s": rec_s * SIZE / MB,
                     "leader": leader,
+                    # until every replica has every record, and the three brokers' CPU till then
+                    "replicated_mb_s": n * SIZE / MB / replicated,
+                    "brokers_cpu_ms_mb": cpu * 1000 / (n * SIZE / MB),
+                    "broker_core_busy": cores.get(f"core{BROKER_CPU}_busy", 0.0),
                 }
             )
-            progress(f"  {rec_s:,.0f} records/s, {rec_s * SIZE / MB:.1f} MB/s")
+            progress(f"  {rec_s:,.0f} records/s, {rec_s * SIZE / MB:.1f} MB/s; replicated at "
+                     f"{n * SIZE / MB / replicated:.1f} MB/s, brokers' CPU "
+                     f"{cpu * 1000 / (n * SIZE / MB):.2f} ms/MB, broker core "
+                     f"{cores.get(f'core{BROKER_CPU}_busy', 0.0):.0f} % busy")
             c.delete_topic(topic)
 
 

@@ -1055,6 +1055,14 @@ def run_cluster(s: Settings, res: Results, root: Path) -> None:
             res.add(f"cluster.{key}.records_s", "cluster", f"1024 B, {label}", "records/s",
                     sample["records_s"])
             res.add(f"cluster.{key}.mb_s", "cluster", f"1024 B, {label}", "MB/s", sample["mb_s"])
+            res.add(f"cluster.{key}.replicated_mb_s", "cluster", f"1024 B, {label}",
+                    "MB/s until every replica had every record", sample["replicated_mb_s"])
+            res.add(f"cluster.{key}.cpu_ms_mb", "cluster", f"1024 B, {label}",
+                    "three brokers' CPU ms/MB (until replicated)", sample["brokers_cpu_ms_mb"],
+                    higher_is_better=False)
+            res.add(f"cluster.{key}.core_busy", "cluster", f"1024 B, {label}",
+                    "broker core busy % (all processes, produce window)",
+                    sample["broker_core_busy"], higher_is_better=False)
 
 
 # ---- profiling --------------------------------------------------------------------------------
