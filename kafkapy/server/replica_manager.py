@@ -168,10 +168,16 @@ class ReplicaManager:
         self.store.on_session_lost(self._on_session_lost)
         self.store.on_reconnected(self._on_reconnected)
         self.live = self.cluster.list_brokers()
-        for name in list(self.broker.topics.by_name):
+        registry = self.broker.topics
+        for name in list(registry.by_name):
             self._watch_topic(name)
             info = self.cluster.get_topic(name)
             if info is not None:
+                # the registry's view (what Metadata answers) was read before these watches
+                # existed: a leader elected in between changes no watched znode later, so the
+                # view read now replaces it, as _sync_once does for a watched change
+                registry._remember(info)
+                registry._open_logs(info)
                 self.apply_topic(info)
 
     def _watch_topic(self, name: str) -> list[int]:
