@@ -76,6 +76,15 @@ PARALLEL = int(os.environ.get("KAFKAPY_LIBRDKAFKA_PARALLEL", "6"))
 SLOW_FIRST = ("0081", "0091", "0033", "0103", "0093", "0077", "0098", "0109", "0084", "0030",
               "0114", "0089", "0119", "0123", "0020", "0015", "0125")
 
+# client-side timing assertions that a loaded 2-core machine can lose whatever the broker does,
+# each explained in FINDINGS.md ("Run once more"): a test failing with exactly this message runs
+# once more, and passes only if that run passes; the first failure stays in its result
+CLIENT_TIMING_FAILURES = {
+    # do_test_misuse_txn: init_transactions(p, 1) after a successful one must return ERR__STATE
+    # from the client's main thread within 1 ms, or the API call itself times out
+    "0103_transactions": "Expected ERR__STATE error, not _TIMED_OUT",
+}
+
 _SUMMARY = re.compile(r"^\|\s*(\d{4}\w*)\s*\|\s*([A-Z_]+)\s*\|\s*([\d.]+)s\s*\|\s?(.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -178,6 +187,7 @@ class Result:
     seconds: float
     reason: str = ""
     log: str = ""
+    first_failure: str = ""  # the client-timing failure of a first run, when it ran twice
 
 
 def kafka_path_view(dest: Path) -> Path:
@@ -312,11 +322,22 @@ def run_number(build: Build, number: str, target: Target, workdir: Path, scenari
     return results
 
 
+def _lost_client_timing(results: dict[str, Result]) -> Result | None:
+    """The result among these that failed only on a client-side timing assertion
+    (CLIENT_TIMING_FAILURES), if any."""
+    for r in results.values():
+        text = CLIENT_TIMING_FAILURES.get(r.name.partition(":")[0])
+        if text and r.state == "FAILED" and text in r.reason:
+            return r
+    return None
+
+
 def run_tests(build: Build, tests: Iterable[SuiteTest], target: Target, workdir: Path,
               scenario: str = "default", parallel: int = PARALLEL,
               progress: Callable[[str], None] = lambda s: None) -> dict[str, Result]:
     """Run tests, one test-runner process per test number (and sub-test filter), `parallel` at
-    a time, the known slow ones first; results by test label."""
+    a time, the known slow ones first; results by test label. A test that lost a client-side
+    timing race (CLIENT_TIMING_FAILURES) runs once more."""
     tests = list(tests)
     kafka_path_view(workdir / "kafka")  # the KAFKA_PATH of every run below
     wanted = {t.label for t in tests}
@@ -324,16 +345,36 @@ def run_tests(build: Build, tests: Iterable[SuiteTest], target: Target, workdir:
                   key=lambda j: (j[0] not in SLOW_FIRST, SLOW_FIRST.index(j[0])
                                  if j[0] in SLOW_FIRST else 0, j))
     results: dict[str, Result] = {}
+    jobs_of: dict[concurrent.futures.Future, tuple[str, str, str]] = {}
+    first_failures: dict[str, str] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
-        futures = [pool.submit(run_number, build, number, target,
-                               workdir / (number + (f"-{sub}" if sub else "")), scenario, sub)
-                   for number, sub in jobs]
-        for fut in concurrent.futures.as_completed(futures):
-            for name, r in fut.result().items():
-                # a label of a bare number: test-runner printed no summary (crashed, hung)
-                if name in wanted or len(name.partition(":")[0]) == 4:
-                    results[name] = r
-                    progress(f"{r.state:8} {r.seconds:7.1f}s  {name}  {r.reason[:150]}")
+
+        def submit(number: str, sub: str, suffix: str = "") -> concurrent.futures.Future:
+            where = workdir / (number + (f"-{sub}" if sub else "") + suffix)
+            fut = pool.submit(run_number, build, number, target, where, scenario, sub)
+            jobs_of[fut] = (number, sub, suffix)
+            return fut
+
+        pending = {submit(number, sub) for number, sub in jobs}
+        while pending:
+            done, pending = concurrent.futures.wait(
+                pending, return_when=concurrent.futures.FIRST_COMPLETED)
+            for fut in done:
+                number, sub, suffix = jobs_of.pop(fut)
+                got = fut.result()
+                lost = None if suffix else _lost_client_timing(got)
+                if lost is not None:
+                    first_failures[lost.name] = lost.reason
+                    progress(f"{'RERUN':8} {lost.seconds:7.1f}s  {lost.name}  lost a client "
+                             f"timing race: {lost.reason[:120]}")
+                    pending.add(submit(number, sub, "-again"))
+                    continue
+                for name, r in got.items():
+                    # a label of a bare number: test-runner printed no summary (crashed, hung)
+                    if name in wanted or len(name.partition(":")[0]) == 4:
+                        r.first_failure = first_failures.get(name, "")
+                        results[name] = r
+                        progress(f"{r.state:8} {r.seconds:7.1f}s  {name}  {r.reason[:150]}")
     for t in tests:
         if t.label not in results and label(t.number, t.subtests) not in results:
             results[t.label] = Result(t.label, "NOT_RUN", 0.0, "not in test-runner's summary")
@@ -439,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
         r = results[name]
         if r.state != "PASSED":
             say(f"{r.state:8} {name}: {r.reason[:200]}")
+        elif r.first_failure:
+            say(f"{'RERUN':8} {name}: passed on its second run; first: {r.first_failure[:160]}")
     say("not run (out of scope): " + ", ".join(f"{k} {v}" for k, v in sorted(scopes.items())))
     passed = counts.get("PASSED", 0)
     failed = sum(v for k, v in counts.items() if k in ("FAILED", "TIMEOUT", "NOT_RUN"))

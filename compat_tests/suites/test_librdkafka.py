@@ -9,6 +9,7 @@ accounted for in FINDINGS.md; the whole suite runs with `python -m compat_tests.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,21 @@ def test_allowlisted(name, results):
         tail = Path(r.log).read_text(errors="replace")[-4000:] if r.log else ""
         pytest.fail(f"{name} {r.state} after {r.seconds:.1f}s: {r.reason}\n--- log tail "
                     f"({r.log}) ---\n{tail}")
+    if r.first_failure:  # lost a client-side timing race, then passed (FINDINGS.md)
+        warnings.warn(f"{name} passed on its second run; its first lost a client-side timing "
+                      f"race: {r.first_failure}", stacklevel=1)
+
+
+def test_only_a_listed_client_timing_failure_runs_again():
+    """The second run is for the exact client-side assertion of CLIENT_TIMING_FAILURES, failed
+    by that test: any other failure, test or state is final."""
+    text = librdkafka.CLIENT_TIMING_FAILURES["0103_transactions"]
+    lost = librdkafka.Result("0103_transactions", "FAILED", 0.6, f"Test assertion failed: {text}")
+    assert librdkafka._lost_client_timing({lost.name: lost}) is lost
+    others = [
+        librdkafka.Result("0103_transactions", "FAILED", 9.0, "Expected 10 messages, not 9"),
+        librdkafka.Result("0103_transactions", "TIMEOUT", 420.0, text),
+        librdkafka.Result("0098_consumer_txn", "FAILED", 1.0, text),
+    ]
+    for r in others:
+        assert librdkafka._lost_client_timing({r.name: r}) is None, r
