@@ -28,6 +28,7 @@ import time
 from array import array
 from pathlib import Path
 
+import wire_split
 from common import pin
 from confluent_kafka import Consumer, Producer, TopicPartition
 
@@ -57,9 +58,11 @@ def consumer_proc(
     ready,
     out,
     isolation: str = "read_uncommitted",
+    keep_stamps: bool = False,
 ) -> None:
     """Child process: read partition 0 from offset 0 until ``expected.value`` records arrived;
-    send back (e2e ms, send→append ms, append→consume ms, first and last receive time)."""
+    send back (e2e ms, send→append ms, append→consume ms, first and last receive time, and with
+    ``keep_stamps`` each record's send stamp with the wall ns it was received)."""
     pin(cpu)
     c = Consumer(
         {
@@ -76,6 +79,7 @@ def consumer_proc(
     c.consume(1, 1.0)  # connected and fetching before the producer starts
     ready.set()
     e2e, to_append, from_append = array("d"), array("d"), array("d")
+    stamps: list[tuple[bytes, int]] = []
     first = last = 0.0
     deadline = time.monotonic() + timeout
     unpack = STAMP.unpack_from
@@ -86,7 +90,8 @@ def consumer_proc(
         if msg is None:
             continue
         msgs = [msg, *c.consume(5000, 0)]
-        now, wall = time.monotonic_ns(), time.time_ns() / 1e6
+        now, wall_ns = time.monotonic_ns(), time.time_ns()
+        wall = wall_ns / 1e6
         first = first or now / 1e9
         last = now / 1e9
         for m in msgs:
@@ -96,8 +101,10 @@ def consumer_proc(
                 e2e.append((now - mono) / 1e6)
                 to_append.append(appended - wall_sent / 1e6)
                 from_append.append(wall - appended)
+                if keep_stamps:
+                    stamps.append((m.value()[:STAMP.size], wall_ns))
     c.close()
-    out.put((e2e, to_append, from_append, first, last))
+    out.put((e2e, to_append, from_append, first, last, stamps))
 
 
 def paced_produce(
@@ -160,6 +167,48 @@ class Window:
         return out
 
 
+def _threads() -> dict[tuple[str, str], tuple[str, int, int]]:
+    """Every thread of the machine: (pid, tid) -> (name, ns on a CPU so far, last CPU)."""
+    out = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            base = f"/proc/{pid}/task/{tid}"
+            try:
+                stat = Path(f"{base}/stat").read_text()
+                ran = int(Path(f"{base}/schedstat").read_text().split()[0])
+            except (OSError, IndexError, ValueError):
+                continue
+            name = stat[stat.index("(") + 1:stat.rindex(")")]
+            out[(pid, tid)] = (name, ran, int(stat.rsplit(")", 1)[1].split()[36]))
+    return out
+
+
+class CoreNeighbours:
+    """The other threads that ran on one core over a window: who took the broker's core."""
+
+    def __init__(self, cpu: int, own_pids: set[int]) -> None:
+        self.cpu, self.own = cpu, {str(p) for p in own_pids}
+        self.before = _threads()
+
+    def close(self, top: int = 3) -> tuple[float, str]:
+        """(ms of CPU other threads last seen on the core used, the largest of them)."""
+        used: dict[str, int] = {}
+        for key, (name, ran, cpu) in _threads().items():
+            if key[0] in self.own or cpu != self.cpu:
+                continue
+            delta = ran - self.before.get(key, (name, 0, cpu))[1]
+            if delta > 0:
+                used[name] = used.get(name, 0) + delta
+        names = sorted(used, key=used.__getitem__, reverse=True)[:top]
+        return sum(used.values()) / 1e6, ", ".join(f"{n} {used[n] / 1e6:.1f}" for n in names)
+
+
 def _cores() -> dict[str, tuple[int, int]]:
     out = {}
     for line in Path("/proc/stat").read_text().splitlines():
@@ -184,6 +233,11 @@ def _run_wait_ns(pid: int) -> int:
     return total
 
 
+def broker_core(pid: int) -> int:
+    """The one core the broker is pinned to (its lowest, if it has several)."""
+    return min(os.sched_getaffinity(pid))
+
+
 def percentile(sorted_vals, q: float) -> float:
     if not sorted_vals:
         return float("nan")
@@ -199,27 +253,53 @@ def run_level(
     rate: float | None,
     seconds: float,
     client_cpu: int,
+    tap_cpu: int | None = None,
 ) -> dict[str, float]:
-    """One offered load (``rate`` None: the maximum); returns the level's figures."""
+    """One offered load (``rate`` None: the maximum); returns the level's figures. With
+    ``tap_cpu``, a packet tap on that core also splits each record's latency on the wire
+    (benchmarks/wire_split.py): figures ``split.*``, or ``split_error`` when it could not run."""
     ctx = mp.get_context("spawn")
     ready, q = ctx.Event(), ctx.Queue()
     expected = ctx.Value("q", 2**62 if rate is None else int(rate * seconds) + 1)
     proc = ctx.Process(
-        target=consumer_proc, args=(bootstrap, topic, expected, seconds + 60, client_cpu, ready, q)
+        target=consumer_proc,
+        args=(bootstrap, topic, expected, seconds + 60, client_cpu, ready, q, "read_uncommitted",
+              tap_cpu is not None),
     )
+    tap = None
+    if tap_cpu is not None:
+        tap_started, tap_stop, tap_q = ctx.Event(), ctx.Event(), ctx.Queue()
+        tap = ctx.Process(target=wire_split.tap_proc, args=(
+            int(bootstrap.rsplit(":", 1)[1]), tap_cpu, tap_started, tap_stop, tap_q))
+        tap.start()
+        tap_started.wait(30)
     proc.start()
     try:
         if not ready.wait(60):
             raise RuntimeError("latency consumer did not start")
         win = Window({"broker": broker_pid, "producer": os.getpid(), "consumer": proc.pid})
+        neighbours = None
+        if tap is not None:
+            neighbours = CoreNeighbours(broker_core(broker_pid), {broker_pid, os.getpid(),
+                                                                  proc.pid, tap.pid})
         sent, took, start = paced_produce(bootstrap, topic, size, rate, seconds)
         usage = win.close()
+        if neighbours is not None:
+            others_ms, others = neighbours.close()
         expected.value = sent + 1  # + the producer's warm-up record
-        e2e, to_append, from_append, _first, last = q.get(timeout=seconds + 90)
+        e2e, to_append, from_append, _first, last, stamps = q.get(timeout=seconds + 90)
+        if tap is not None:
+            tap_stop.set()
+            captured = tap_q.get(timeout=120)
     finally:
         proc.join(30)
         if proc.is_alive():
             proc.kill()
+        if tap is not None:
+            tap_stop.set()
+            tap.join(30)
+            if tap.is_alive():
+                tap.kill()
     skip = len(e2e) // 20  # the first 5 %: connection warm-up
     fig = {
         "sent": sent,
@@ -232,4 +312,13 @@ def run_level(
         s = sorted(vals[skip:])
         for q_, label in ((50, "p50"), (99, "p99"), (99.9, "p99.9")):
             fig[f"{name}{label}"] = percentile(s, q_)
+    if tap is not None:
+        if isinstance(captured, str):
+            fig["split_error"] = captured  # type: ignore[assignment]
+        else:
+            to_broker, from_broker = wire_split.first_seen(captured, size)
+            got = wire_split.split(stamps[skip:], to_broker, from_broker)
+            fig.update({f"split.{k}": v for k, v in got.items()})
+            fig["split.neighbours_ms"] = others_ms
+            fig["split.neighbours"] = others  # type: ignore[assignment]
     return fig

@@ -856,6 +856,39 @@ def run_latency(s: Settings, res: Results, root: Path, rep: int) -> None:
             add("client_wait", "producer + consumer run-queue wait %",
                 f["producer_wait"] + f["consumer_wait"])
             b.delete_topic(topic)
+        if rep == 0:
+            run_latency_split(b, res, max_rate * 0.1, s.latency_s, size)
+
+
+def run_latency_split(b: Broker, res: Results, rate: float, seconds: float, size: int) -> None:
+    """One more run at 10 % load with a packet tap on the loopback interface
+    (benchmarks/wire_split.py): where each record's latency went, and the p99 / p50 that a
+    broker whose residence never varied would give with these clients on this machine."""
+    b.create_topic("lsplit", 1, LOG_APPEND_TIME)
+    progress("latency: one more run at 10 % of max, split on the wire")
+    f = latency.run_level(b.bootstrap, b.pid, "lsplit", size, rate, seconds, CLIENT_CPU,
+                          tap_cpu=CLIENT_CPU)
+    b.delete_topic("lsplit")
+    if "split_error" in f or not f.get("split.matched"):
+        progress(f"latency split skipped: {f.get('split_error', 'no record found on the wire')}")
+        return
+    label = "latency at 10% of max, split on the wire (one more run)"
+    for part, what in (("client", "produce() → request sent"),
+                       ("broker", "request in → fetch response out"),
+                       ("consumer", "fetch response out → consumer has it")):
+        for q in ("p50", "p99"):
+            res.add(f"split.10.{part}.{q}", "latency", label, f"{q} ms {what}",
+                    f[f"split.{part}.{q}"], higher_is_better=False)
+    res.add("split.10.ratio", "latency", label, "p99 / p50 end to end (this run)",
+            f["split.ratio"], higher_is_better=False)
+    res.add("split.10.steady", "latency", label, "p99 / p50, broker part at its median",
+            f["split.ratio_steady_broker"], higher_is_better=False,
+            note="the least a broker of constant residence leaves")
+    res.add("split.10.matched", "latency", label, "records found on the wire",
+            f["split.matched"], note=f"of {f['received']:,.0f} received")
+    res.add("split.10.neighbours_ms", "latency", label,
+            "ms of CPU other threads took on the broker's core", f["split.neighbours_ms"],
+            higher_is_better=False, note=f"largest: {f['split.neighbours'] or 'none'}")
 
 
 # ---- scale -----------------------------------------------------------------------------------

@@ -189,7 +189,7 @@ def latency_run(broker: Broker, topic: str, rate: float, seconds: float, cpu: in
         expected.value = sent + 1
         out = {}
         for iso, q in queues.items():
-            e2e, _to, _from, _first, _last = q.get(timeout=seconds + 90)
+            e2e, _to, _from, _first, _last, _stamps = q.get(timeout=seconds + 90)
             s = sorted(e2e[len(e2e) // 20 :])
             out[iso] = {
                 "received": len(e2e),
