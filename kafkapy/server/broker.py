@@ -107,8 +107,6 @@ class Broker:
         self.authorizer = AclAuthorizer(config.authorizer) if config.authorizer else None
         self.acl_listener: AclChangeListener | None = None
         self.client_quotas = BrokerQuotas(config)  # server/quota_enforcement.py
-        # KIP-890 verification of transactional produce (the transaction coordinator replaces it)
-        self.txn_verifier: TxnVerifier = AcceptAllVerifier()
 
     def halt(self, exit_code: int) -> None:
         """Stop the broker (as on SIGTERM, but without moving leaderships) with this status."""
