@@ -16,6 +16,7 @@ Subclasses give the feeds and :meth:`ChangeListener.apply` (server/config_listen
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,7 +31,7 @@ log = logging.getLogger("kafkapy.change_listener")
 RETRY_S = 0.5  # after a failed poll (ZooKeeper unreachable)
 
 
-class ChangeListener:
+class ChangeListener(ABC):
     """Watches the feeds' notification paths and applies what they name (see the module doc)."""
 
     def __init__(self, store: MetadataStore, feeds: Sequence[ChangeNotificationFeed]) -> None:
@@ -42,9 +43,9 @@ class ChangeListener:
         self.applied = 0  # items taken (subclasses count them; for tests and logs)
 
     # -- to override -----------------------------------------------------------------------
+    @abstractmethod
     def apply(self, item: Any) -> bool:
         """Apply one changed item; returns whether it was taken (and counts it in applied)."""
-        raise NotImplementedError
 
     def describe(self, item: Any) -> str:
         return str(item)

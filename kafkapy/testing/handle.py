@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import time
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -58,7 +59,7 @@ class BrokerStartError(RuntimeError):
     """The broker exited or did not answer in time; the message carries its last log lines."""
 
 
-class TestBroker:
+class TestBroker(ABC):
     """Base of BrokerThread and BrokerProcess (not collected by pytest: not a test)."""
 
     __test__ = False
@@ -116,24 +117,30 @@ class TestBroker:
 
     # --- lifecycle (the subclasses start and stop) -----------------------------------------
 
+    @abstractmethod
     def start(self, timeout: float = 30.0) -> TestBroker:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def stop(self, timeout: float = 20.0) -> int | None:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def kill(self) -> None:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def pause(self) -> None:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def resume(self) -> None:
-        raise NotImplementedError
+        ...
 
     @property
+    @abstractmethod
     def running(self) -> bool:
-        raise NotImplementedError
+        ...
 
     def log_text(self) -> str:
         return ""
@@ -184,8 +191,9 @@ class TestBroker:
 
     # --- faults -------------------------------------------------------------------------------
 
+    @abstractmethod
     def _fault_pid(self) -> int:
-        raise NotImplementedError
+        """The process whose sockets the fault helpers act on."""
 
     def drop_connections(self) -> int:
         """Close every client connection of this broker under the clients; returns how many."""
