@@ -12,7 +12,7 @@ import pytest
 
 from compat_tests.suites.jvm import configure_spark_kafka_connector
 
-# Spark's kafka connector from ../shared/jvm/spark-kafka when it is there (see suites/jvm.py)
+# Spark's kafka connector from Maven Central (see suites/artifacts.py) on Spark's class path
 configure_spark_kafka_connector()
 
 

@@ -1,16 +1,11 @@
 """Spark's built-in kafka connector (spark-sql-kafka-0-10), unchanged, against kafkapy.
 
-The connector's jars are not installable from this project's package sources (Maven Central
-is not among them), so these tests run only when the environment puts them on Spark's
-classpath. The compat tests' conftest sets KAFKAPY_SPARK_KAFKA_JARS from the jars in
-../shared/jvm/spark-kafka/ when that directory exists; by hand:
-
-    KAFKAPY_SPARK_KAFKA_JARS=/jars/spark-sql-kafka-0-10_2.13-4.3.0.jar,\
-/jars/spark-token-provider-kafka-0-10_2.13-4.3.0.jar,/jars/kafka-clients-<v>.jar,\
-/jars/commons-pool2-<v>.jar  scripts/run-tests.sh
-
-(or KAFKAPY_SPARK_KAFKA_PACKAGES=org.apache.spark:spark-sql-kafka-0-10_2.13:4.3.0 where a Maven
-repository is reachable). Every option below is spelled as the connector's documentation
+The connector comes by name from Maven Central for the PySpark version pyproject.toml pins
+(compat_tests/suites/artifacts.py; scripts/bootstrap.sh --tests fetches it), and the compat
+tests' conftest hands its jars to Spark through KAFKAPY_SPARK_KAFKA_JARS (spark.jars). By hand,
+with other jars: KAFKAPY_SPARK_KAFKA_JARS=<comma-separated jar paths> (or
+KAFKAPY_SPARK_KAFKA_PACKAGES=org.apache.spark:spark-sql-kafka-0-10_2.13:<PySpark's version>).
+Every option below is spelled as the connector's documentation
 spells it; the code under test is the same format("kafka") a Spark user writes for Apache
 Kafka: AdminClient offset listing and topic description, subscribe / assign /
 subscribePattern, startingOffsets / endingOffsets JSON, startingTimestamp /
@@ -27,20 +22,11 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from compat_tests.suites.jvm import spark_kafka_dir  # noqa: E402
-from kafkapy.spark.testing import JARS_ENV, kafka_connector_configured  # noqa: E402
+from compat_tests.suites.jvm import connector_missing  # noqa: E402
 
 pytestmark = [
     pytest.mark.timeout(600),
-    pytest.mark.skipif(
-        not kafka_connector_configured(),
-        reason="Spark's kafka connector is not on the classpath: no jars in "
-               f"{spark_kafka_dir()} (../shared/jvm/spark-kafka beside the repository, or "
-               f"$KAFKAPY_SHARED_JVM/spark-kafka); or set {JARS_ENV} to the "
-               "comma-separated paths of spark-sql-kafka-0-10_2.13-<spark version>.jar, "
-               "spark-token-provider-kafka-0-10_2.13-<spark version>.jar, kafka-clients-<v>.jar "
-               "and commons-pool2-<v>.jar (or KAFKAPY_SPARK_KAFKA_PACKAGES=org.apache.spark:"
-               "spark-sql-kafka-0-10_2.13:<spark version> with Maven access) to run these"),
+    pytest.mark.skipif(connector_missing() is not None, reason=str(connector_missing())),
 ]
 
 from confluent_kafka import TopicPartition  # noqa: E402

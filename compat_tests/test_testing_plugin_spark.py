@@ -16,8 +16,9 @@ pytest.importorskip("pyarrow")
 
 from confluent_kafka import Producer  # noqa: E402
 
+from compat_tests.suites.jvm import connector_missing  # noqa: E402
 from kafkapy.spark import register  # noqa: E402
-from kafkapy.spark.testing import JARS_ENV, kafka_connector_configured, local_session  # noqa: E402
+from kafkapy.spark.testing import local_session  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -55,11 +56,7 @@ def test_kafkapy_source_reads_a_fixture_topic(spark, kafka_broker, kafka_topic):
     assert read_values(spark, "kafkapy", kafka_broker.bootstrap_servers, kafka_topic) == values
 
 
-@pytest.mark.skipif(
-    not kafka_connector_configured(),
-    reason=f"Spark's kafka connector is not on the classpath: set {JARS_ENV} (see "
-    "compat_tests/test_spark_kafka_connector.py)",
-)
+@pytest.mark.skipif(connector_missing() is not None, reason=str(connector_missing()))
 @pytest.mark.kafka_topic(partitions=3)
 def test_spark_kafka_source_reads_a_fixture_topic(spark, kafka_broker, kafka_topic):
     values = fill(kafka_broker.bootstrap_servers, kafka_topic, 3)

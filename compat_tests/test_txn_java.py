@@ -1,51 +1,35 @@
-"""Apache Kafka's Java client (3.9, ../shared/jvm) through the transactional paths against
-kafkapy: commit and abort with read_committed/read_uncommitted consumers, consume-transform-
-produce with sendOffsetsToTransaction, a zombie fenced with ProducerFencedException, and the
-Admin API behind kafka-transactions.sh (describeTransactions, also of an id without a
-transaction, listTransactions, describeProducers). java/TxnClient.java is compiled with javac
-and run once; skipped with the reason when the jars or a JDK are missing."""
+"""Apache Kafka's Java client (4.4 and 3.9, from Maven Central: suites/jvm.py) through the
+transactional paths against kafkapy: commit and abort with read_committed/read_uncommitted
+consumers, consume-transform-produce with sendOffsetsToTransaction, a zombie fenced with
+ProducerFencedException, and the Admin API behind kafka-transactions.sh (describeTransactions,
+also of an id without a transaction, listTransactions, describeProducers).
+java/TxnClient.java is compiled with javac and run once per client line."""
 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from compat_tests.suites import jvm
 from kafkapy.testing import BrokerProcess
 
-from .test_txn_partitions import _kafka_jars
 from .txn_clients import BROKER
 
 SOURCE = Path(__file__).with_name("java") / "TxnClient.java"
 
 
-@pytest.fixture(scope="module")
-def java_output(tmp_path_factory) -> dict[str, dict[str, str]]:
-    jars = _kafka_jars()
-    if jars is None or shutil.which("javac") is None:
-        pytest.skip("Kafka's Java client jars or javac are not available here")
-    import pyspark  # its jars directory holds the client's dependencies (slf4j, lz4, ...)
-
-    cp = f"{jars}/*:{Path(pyspark.__file__).parent / 'jars'}/*"
-    classes = tmp_path_factory.mktemp("txn-java")
-    built = subprocess.run(
-        ["javac", "-d", str(classes), "-cp", cp, str(SOURCE)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert built.returncode == 0, built.stderr
+@pytest.fixture(scope="module", params=jvm.CLIENTS, ids=[f"java-{c}" for c in jvm.CLIENTS])
+def java_output(request, tmp_path_factory) -> dict[str, dict[str, str]]:
+    """TxnClient's lines, run once with each Kafka client line (4.4 and 3.9)."""
+    jvm.require_kafka_jvm(javac=True)
+    client = request.param
+    classes = jvm.compile_java(tmp_path_factory.mktemp("txn-java"), SOURCE.parent)
     broker = BrokerProcess(tmp_path_factory.mktemp("txn-java-broker"), BROKER).start()
     try:
-        run = subprocess.run(
-            ["java", "-cp", f"{classes}:{cp}", "TxnClient", broker.bootstrap],
-            capture_output=True,
-            text=True,
-            timeout=240,
-        )
+        run = jvm.run_java("TxnClient", broker.bootstrap, extra_cp=(classes,), timeout=240,
+                           check=False, client=client)
     finally:
         code = broker.stop()
     assert run.returncode == 0, run.stdout + run.stderr[-4000:]

@@ -6,7 +6,6 @@ off (transaction.partition.verification.enable=false), as it would refuse those 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from compat_tests.rawclient import RawClient
+from compat_tests.suites import jvm
 from compat_tests.txn_raw import (
     batch,
     create_topic,
@@ -339,27 +339,12 @@ def test_access_log_job_passes_isolation_level_to_its_source() -> None:
     )
 
 
-def _kafka_jars() -> str | None:
-    here = Path(__file__).resolve().parent.parent
-    for cand in (
-        os.environ.get("KAFKAPY_JVM_DIR"),
-        here.parent / "shared" / "jvm",
-        here.parent.parent / "shared" / "jvm",
-    ):
-        if cand and (Path(cand) / "kafka" / "kafka-tools-3.9.0-subset.jar").exists():
-            return str(Path(cand) / "kafka")
-    return None
-
-
-@pytest.mark.skipif(_kafka_jars() is None, reason="Kafka's Java tools are not available here")
 def test_java_console_consumer_read_committed(broker) -> None:
-    import pyspark
-
+    jvm.require_kafka_jvm()
     with RawClient(broker.bootstrap) as c:
         committed, _ = build_log(c, "javatx")
-    cp = f"{_kafka_jars()}/*:{Path(pyspark.__file__).parent / 'jars'}/*"
     out = subprocess.run(
-        ["java", "-cp", cp, "org.apache.kafka.tools.consumer.ConsoleConsumer"]
+        jvm.java_command("org.apache.kafka.tools.consumer.ConsoleConsumer")
         + ["--bootstrap-server", broker.bootstrap, "--topic", "javatx", "--from-beginning"]
         + ["--isolation-level", "read_committed", "--max-messages", str(len(committed))]
         + ["--timeout-ms", "30000"],

@@ -4,9 +4,9 @@ read from README.md and executed in order in a fresh directory laid out like a u
 one, no ``.venv``), with only the listener ports changed to free ones. Certificates by its
 openssl commands, the broker by ``scripts/run-broker.sh secure.properties``, the SCRAM user,
 topic and ACLs by the Kafka-named scripts, then kcat, confluent-kafka, kafka-python, Apache
-Kafka's Java tools (``$KAFKA_HOME/bin``, here wrappers around the Java classes of ../shared/jvm)
-and kafkapy's tools with the client properties it gives. When the Java tools are not here their
-commands are left out (and said so).
+Apache Kafka 4.4's Java tools (``$KAFKA_HOME/bin``: the Kafka directory laid over the Maven
+Central jars by compat_tests/suites/artifacts.py) and kafkapy's tools with the client properties
+it gives.
 """
 
 from __future__ import annotations
@@ -71,21 +71,6 @@ def wait_for_port(port: int, broker: subprocess.Popen, timeout: float = 120) -> 
     raise AssertionError(f"nothing listens on {port}")
 
 
-def java_tools(home: Path) -> bool:
-    """``home/bin`` with kafka-producer-perf-test.sh and kafka-console-consumer.sh running
-    Kafka's Java tools; False when they are not here."""
-    if jvm.kafka_jvm_missing() is not None:
-        return False
-    (home / "bin").mkdir(parents=True)
-    for script, cls in (("kafka-producer-perf-test.sh", "ProducerPerformance"),
-                        ("kafka-console-consumer.sh", "consumer.ConsoleConsumer")):
-        command = " ".join(f"'{a}'" for a in jvm.java_command(f"org.apache.kafka.tools.{cls}"))
-        path = home / "bin" / script
-        path.write_text(f'#!/bin/sh\nexec {command} "$@"\n')
-        path.chmod(0o755)
-    return True
-
-
 def test_secure_walkthrough_as_written(tmp_path: Path) -> None:
     subprocess.run([str(ROOT / "scripts" / "bootstrap.sh")], check=True, timeout=600)
     work = tmp_path / "checkout"  # a user's checkout: no .venv, the runtime install built
@@ -98,7 +83,7 @@ def test_secure_walkthrough_as_written(tmp_path: Path) -> None:
     assert kinds[:7] == ["sh", "properties", "sh", "sh", "python", "python", "sh"], kinds
     certificates, properties, admin, kcat, confluent, kafka_python, tools = blocks[:7]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-           "KAFKA_HOME": str(work / "kafka")}
+           "KAFKA_HOME": str(jvm.kafka_home())}  # Apache Kafka 4.4 from Maven Central
 
     bash(certificates[1], work, env)
     (work / "secure.properties").write_text(properties[1])
@@ -117,14 +102,9 @@ def test_secure_walkthrough_as_written(tmp_path: Path) -> None:
         bash(f"{sys.executable} - <<'PYEOF'\n{confluent[1]}PYEOF\n", work, env)
         assert bash(f"{sys.executable} - <<'PYEOF'\n{kafka_python[1]}PYEOF\n", work, env) == (
             "[b'hello', b'from confluent-kafka']\n")
-        script = tools[1]
-        if not java_tools(work / "kafka"):
-            print("Kafka's Java tools are not here: their commands are left out")
-            script = re.sub(r"^\$KAFKA_HOME/.*?[^\\]\n", "", script, flags=re.S | re.M)
-        out = bash(script, work, env)
-        if "$KAFKA_HOME" in script:
-            assert "1000 records sent" in out
-            assert len(out.splitlines()) == 1 + 1000 + 1  # perf test, Java consumer, ours
+        out = bash(tools[1], work, env)
+        assert "1000 records sent" in out
+        assert len(out.splitlines()) == 1 + 1000 + 1  # perf test, Java consumer, ours
         assert out.splitlines()[-1] == "from kafkapy's tool"
     finally:
         os.killpg(broker.pid, signal.SIGTERM)

@@ -24,6 +24,7 @@ from compat_tests.security.helpers import (
     sasl_conf,
     scram_jaas,
 )
+from compat_tests.suites import jvm
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -208,28 +209,11 @@ def test_tools_speak_sasl_over_tls(broker, carol, pki, tmp_path) -> None:
     assert failed.returncode != 0 and "SASL authentication failed" in failed.stderr
 
 
-def _java_classpath() -> str | None:
-    """Kafka 3.9's Java client and tools (the shared JVM directory) with PySpark's jars."""
-    if shutil.which("java") is None:
-        return None
-    for base in (ROOT.parent / "shared" / "jvm", Path("/work/shared/jvm")):
-        if (base / "kafka" / "kafka-clients-3.9.0.jar").exists():
-            try:
-                import pyspark
-            except ImportError:
-                return None
-            return f"{base / 'kafka'}/*:{Path(pyspark.__file__).parent / 'jars'}/*"
-    return None
-
-
-JAVA_CP = _java_classpath()
-
-
-@pytest.mark.skipif(JAVA_CP is None, reason="Kafka's Java client jars or java are not here")
-def test_java_client_scram_with_reauthentication(broker, carol, pki, tmp_path) -> None:
-    """Kafka's own Java client: SCRAM-SHA-512 with 2 s sessions on SASL_PLAINTEXT (it
-    re-authenticates on its connections, KIP-368), then reads back over SASL_SSL with a PEM
-    trust store."""
+@pytest.mark.parametrize("client", jvm.CLIENTS)
+def test_java_client_scram_with_reauthentication(broker, carol, pki, tmp_path, client) -> None:
+    """Kafka's own Java client and tools (4.4's and 3.9's): SCRAM-SHA-512 with 2 s sessions on
+    SASL_PLAINTEXT (it re-authenticates on its connections, KIP-368), then reads back over
+    SASL_SSL with a PEM trust store."""
     jaas = scram_jaas(*carol)
     plain = tmp_path / "plain.properties"
     plain.write_text(
@@ -242,13 +226,10 @@ def test_java_client_scram_with_reauthentication(broker, carol, pki, tmp_path) -
     )
     expired_before = broker.log_text().count("SASL session expired")
     produced = subprocess.run(
-        [
-            "java",
-            "-cp",
-            JAVA_CP,
-            "org.apache.kafka.tools.ProducerPerformance",
+        jvm.java_command("org.apache.kafka.tools.ProducerPerformance", client=client)
+        + [
             "--topic",
-            "java",
+            f"java-{client}",
             "--num-records",
             "60",
             "--record-size",
@@ -268,17 +249,14 @@ def test_java_client_scram_with_reauthentication(broker, carol, pki, tmp_path) -
     assert produced.returncode == 0, produced.stderr[-2000:]
     assert "60 records sent" in produced.stdout
     consumed = subprocess.run(
-        [
-            "java",
-            "-cp",
-            JAVA_CP,
-            "org.apache.kafka.tools.consumer.ConsoleConsumer",
+        jvm.java_command("org.apache.kafka.tools.consumer.ConsoleConsumer", client=client)
+        + [
             "--bootstrap-server",
             broker.ssl_bootstrap,
             "--consumer.config",
             str(tls),
             "--topic",
-            "java",
+            f"java-{client}",
             "--from-beginning",
             "--max-messages",
             "60",

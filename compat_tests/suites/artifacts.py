@@ -1,4 +1,4 @@
-"""The JVM pieces of the compatibility tests, fetched by name from Maven Central as a user gets them.
+"""The JVM pieces of the compat tests, fetched by name from Maven Central as a user gets them.
 
 Each set is a small pom the project keeps in ``poms/``; ``mvn dependency:copy-dependencies``
 copies the set's jars, with their runtime dependencies, into a cache folder keyed by the pom's
@@ -130,15 +130,16 @@ RUN_CLASS = """#!/bin/sh
 # path (after $CLASSPATH), $KAFKA_HEAP_OPTS, $KAFKA_JVM_PERFORMANCE_OPTS and $KAFKA_OPTS.
 base=$(cd "$(dirname "$0")/.." && pwd)
 : "${{KAFKA_LOG4J_OPTS:=-Dlog4j2.configurationFile=$base/config/tools-log4j2.properties}}"
-exec java ${{KAFKA_HEAP_OPTS:-}} ${{KAFKA_JVM_PERFORMANCE_OPTS:-}} $KAFKA_LOG4J_OPTS ${{KAFKA_OPTS:-}} \\
-  -cp "${{CLASSPATH:+$CLASSPATH:}}$base/libs/*" "$@"
+exec java ${{KAFKA_HEAP_OPTS:-}} ${{KAFKA_JVM_PERFORMANCE_OPTS:-}} $KAFKA_LOG4J_OPTS \\
+  ${{KAFKA_OPTS:-}} -cp "${{CLASSPATH:+$CLASSPATH:}}$base/libs/*" "$@"
 """
 
 
 def kafka_home() -> Path:
     """A Kafka 4.4 directory (libs/, bin/, config/) over the fetched jars; made once per set."""
     libs = fetch("kafka-4.4")
-    home = libs.parent / f"{libs.name}-home"
+    layout = hashlib.sha256((RUN_CLASS + repr(SCRIPTS)).encode()).hexdigest()[:8]
+    home = libs.parent / f"{libs.name}-home-{layout}"
     if (home / ".complete").exists():
         return home
     staging = Path(tempfile.mkdtemp(prefix=f".{home.name}-", dir=home.parent))

@@ -1,14 +1,15 @@
 """The JVM pieces of the compatibility tests: where they are and how to run them.
 
-Apache Kafka's Java client and command-line tools (and, once built, Spark's kafka connector)
-are not installable from this project's package sources; they are provided beside the
-repository in ``../shared/jvm/`` (see its README): ``kafka/`` holds kafka-clients and a subset of
-Kafka's tools, ``spark-kafka/`` Spark's connector jars. ``KAFKAPY_SHARED_JVM`` overrides that
-location (a git worktree elsewhere, for instance). The rest of the class path (jackson, slf4j and
-the codec libraries) is PySpark's ``jars`` directory, which the test extra installs.
+Apache Kafka's Java client and command-line tools, and Spark's kafka connector, come by name from
+Maven Central (compat_tests/suites/artifacts.py, cached under ~/.cache/kafkapy-tests/jvm):
+Kafka 4.4.0's libs/ (client, tools, broker, log4j2) and Kafka 3.9's client (the line Spark's
+connector uses). Every function taking ``client`` runs with the 4.4 client line by default and
+with 3.9's when asked; the project's Java programs are compiled once against the older line, so
+the same classes run on both.
 
-Every test that needs them calls `require_kafka_jvm()`, which skips with the reason (what is
-missing, where it was looked for) rather than passing silently.
+`kafka_jvm_missing()` says why the JVM tests cannot run (no java, or Maven Central could not be
+reached) — scripts/bootstrap.sh --tests installs and fetches everything, so in the README's test
+command that never happens.
 """
 
 from __future__ import annotations
@@ -20,42 +21,40 @@ import subprocess
 import threading
 from pathlib import Path
 
+from compat_tests.suites import artifacts
+
 ROOT = Path(__file__).resolve().parents[2]
-JVM_ENV = "KAFKAPY_SHARED_JVM"
-LOG_CONFIG = Path(__file__).resolve().parent / "java" / "log4j2-tools.properties"
+LOG_CONFIG = artifacts.LOG_CONFIG
+CLIENTS = ("4.4", "3.9")
 
 
-def shared_jvm() -> Path:
-    return Path(os.environ.get(JVM_ENV) or ROOT.parent / "shared" / "jvm").resolve()
+def kafka_home() -> Path:
+    """Apache Kafka 4.4's directory (bin/, libs/, config/) over the Maven Central jars."""
+    return artifacts.kafka_home()
 
 
 def kafka_dir() -> Path:
-    return shared_jvm() / "kafka"
+    """Kafka 4.4's libs/: every jar of the distribution."""
+    return kafka_home() / "libs"
 
 
-def spark_kafka_dir() -> Path:
-    return shared_jvm() / "spark-kafka"
-
-
-def pyspark_jars() -> Path | None:
-    try:
-        import pyspark
-    except ImportError:
-        return None
-    jars = Path(pyspark.__file__).parent / "jars"
-    return jars if jars.is_dir() else None
+def client_dir(client: str = "4.4") -> Path:
+    if client == "4.4":
+        return kafka_dir()
+    if client == "3.9":
+        return artifacts.fetch("kafka-clients-3.9")
+    raise ValueError(f"unknown Kafka client line {client!r} (known: {', '.join(CLIENTS)})")
 
 
 def kafka_jvm_missing() -> str | None:
     """Why Kafka's Java client and tools cannot run here, or None when they can."""
-    if not list(kafka_dir().glob("kafka-clients-*.jar")):
-        return (f"Kafka's Java client and tools not found in {kafka_dir()} (../shared/jvm/kafka "
-                f"beside the repository; set {JVM_ENV} to the directory holding kafka/)")
-    if pyspark_jars() is None:
-        return "PySpark's jars directory (the rest of the class path) is missing: install the " \
-               "spark extra (scripts/bootstrap.sh --tests)"
     if shutil.which("java") is None:
         return "no java on PATH (scripts/bootstrap.sh --tests installs a JDK)"
+    try:
+        for client in CLIENTS:
+            client_dir(client)
+    except artifacts.ArtifactsUnavailable as exc:
+        return str(exc)
     return None
 
 
@@ -69,19 +68,20 @@ def require_kafka_jvm(javac: bool = False) -> None:
         pytest.skip(reason)
 
 
-def classpath(*extra: Path) -> str:
-    return os.pathsep.join([*(str(p) for p in extra), f"{kafka_dir()}/*", f"{pyspark_jars()}/*"])
+def classpath(*extra: Path, client: str = "4.4") -> str:
+    return os.pathsep.join([*(str(p) for p in extra), f"{client_dir(client)}/*"])
 
 
-def java_command(main_class: str, *args: str, extra_cp: tuple[Path, ...] = ()) -> list[str]:
+def java_command(main_class: str, *args: str, extra_cp: tuple[Path, ...] = (),
+                 client: str = "4.4") -> list[str]:
     return ["java", "-XX:TieredStopAtLevel=1", f"-Dlog4j2.configurationFile={LOG_CONFIG}",
-            "-cp", classpath(*extra_cp), main_class, *args]
+            "-cp", classpath(*extra_cp, client=client), main_class, *args]
 
 
 def run_java(main_class: str, *args: str, extra_cp: tuple[Path, ...] = (), timeout: float = 120,
-             check: bool = True) -> subprocess.CompletedProcess[str]:
+             check: bool = True, client: str = "4.4") -> subprocess.CompletedProcess[str]:
     """Run a Java main class with Kafka's jars on the class path; output as text."""
-    proc = subprocess.run(java_command(main_class, *args, extra_cp=extra_cp),
+    proc = subprocess.run(java_command(main_class, *args, extra_cp=extra_cp, client=client),
                           capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
     if check and proc.returncode != 0:
@@ -91,23 +91,36 @@ def run_java(main_class: str, *args: str, extra_cp: tuple[Path, ...] = (), timeo
 
 
 def spark_kafka_jars() -> list[str]:
-    """Spark's kafka connector and its dependencies from ../shared/jvm/spark-kafka, if there."""
-    d = spark_kafka_dir()
-    return sorted(str(p) for p in d.glob("*.jar")) if d.is_dir() else []
+    """Spark's kafka connector and its dependencies for the installed PySpark."""
+    return [str(p) for p in artifacts.jars("spark-kafka")]
+
+
+def connector_missing() -> str | None:
+    """Why Spark's kafka connector is not on the test sessions' class path, or None."""
+    from kafkapy.spark.testing import kafka_connector_configured
+
+    if kafka_connector_configured():
+        return None
+    try:
+        spark_kafka_jars()
+    except artifacts.ArtifactsUnavailable as exc:
+        return f"Spark's kafka connector is not on the class path: {exc}"
+    return "Spark's kafka connector is not on the class path (configure_spark_kafka_connector)"
 
 
 def configure_spark_kafka_connector(environ=os.environ) -> str | None:
-    """Put Spark's kafka connector from ../shared/jvm/spark-kafka on the test sessions' class
-    path (KAFKAPY_SPARK_KAFKA_JARS) unless the environment already chose jars or packages;
-    returns the value set, if any. The compat tests' conftest calls it, so
-    test_spark_kafka_connector.py runs as soon as those jars exist."""
+    """Put Spark's kafka connector (from Maven Central, see artifacts.py) on the test sessions'
+    class path (KAFKAPY_SPARK_KAFKA_JARS) unless the environment already chose jars or packages;
+    returns the value set, if any. The compat tests' conftest calls it, so Spark's connector
+    tests run in every test run."""
     from kafkapy.spark.testing import JARS_ENV, PACKAGES_ENV
 
     if environ.get(JARS_ENV) or environ.get(PACKAGES_ENV):
         return None
-    jars = spark_kafka_jars()
-    if not jars:
-        return None
+    try:
+        jars = spark_kafka_jars()
+    except artifacts.ArtifactsUnavailable:
+        return None  # test_spark_kafka_connector.py says why, and fails in the strict run
     environ[JARS_ENV] = ",".join(jars)
     return environ[JARS_ENV]
 
@@ -115,10 +128,11 @@ def configure_spark_kafka_connector(environ=os.environ) -> str | None:
 JAVA_SOURCES = Path(__file__).resolve().parent / "java"
 
 
-def compile_java(out: Path) -> Path:
-    """javac java/*.java (the compat tests' own programs) into out, against Kafka's jars."""
-    sources = sorted(str(p) for p in JAVA_SOURCES.glob("*.java"))
-    proc = subprocess.run(["javac", "-d", str(out), "-cp", classpath(), *sources],
+def compile_java(out: Path, sources_dir: Path = JAVA_SOURCES) -> Path:
+    """javac <sources_dir>/*.java (the compat tests' own programs) into out, against Kafka 3.9's
+    client, the older of the two lines, so that the classes run with either."""
+    sources = sorted(str(p) for p in sources_dir.glob("*.java"))
+    proc = subprocess.run(["javac", "-d", str(out), "-cp", classpath(client="3.9"), *sources],
                           capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise AssertionError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")

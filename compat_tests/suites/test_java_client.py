@@ -1,9 +1,8 @@
 """Apache Kafka's Java client against kafkapy: the producer, consumer groups and the AdminClient.
 
 java/JavaClientFlows.java is compiled once per session with javac against Kafka 3.9's
-kafka-clients (../shared/jvm/kafka, see jvm.py); each test runs one of its flows against a
-broker and asserts on the lines it prints. Skipped, with the reason, when the jars, java or
-javac are missing.
+kafka-clients (from Maven Central, see jvm.py); each test runs one of its flows against a broker
+with Kafka 4.4's client and with 3.9's, and asserts on the lines it prints.
 """
 
 from __future__ import annotations
@@ -34,10 +33,17 @@ def broker(tmp_path_factory):
     assert proc.stop() == 0, proc.log_text()[-3000:]
 
 
-def run_flow(classes: Path, broker: BrokerProcess, flow: str) -> dict[str, list[dict[str, str]]]:
+@pytest.fixture(scope="module", params=jvm.CLIENTS, ids=[f"java-{c}" for c in jvm.CLIENTS])
+def client(request) -> str:
+    """The Kafka client line a flow runs with."""
+    return request.param
+
+
+def run_flow(classes: Path, broker: BrokerProcess, flow: str,
+             client: str) -> dict[str, list[dict[str, str]]]:
     """Run a flow; its output lines as {check: [{key: value}, ...]}."""
-    proc = jvm.run_java("JavaClientFlows", broker.bootstrap, flow, f"j-{flow}",
-                        extra_cp=(classes,), timeout=240, check=False)
+    proc = jvm.run_java("JavaClientFlows", broker.bootstrap, flow, f"j-{flow}-{client}",
+                        extra_cp=(classes,), timeout=240, check=False, client=client)
     assert proc.returncode == 0, (f"flow {flow} failed (exit {proc.returncode}):\n"
                                   f"{proc.stdout}\n{proc.stderr[-4000:]}")
     checks: dict[str, list[dict[str, str]]] = {}
@@ -47,8 +53,8 @@ def run_flow(classes: Path, broker: BrokerProcess, flow: str) -> dict[str, list[
     return checks
 
 
-def test_producer_every_codec_and_acks(flows_classes, broker):
-    got = run_flow(flows_classes, broker, "produce")["produce"]
+def test_producer_every_codec_and_acks(flows_classes, broker, client):
+    got = run_flow(flows_classes, broker, "produce", client)["produce"]
     combos = {(c["codec"], c["acks"]) for c in got}
     assert combos == {(codec, acks) for codec in ("none", "gzip", "snappy", "lz4", "zstd")
                       for acks in ("0", "1", "all")}
@@ -61,8 +67,8 @@ def test_producer_every_codec_and_acks(flows_classes, broker):
         assert c["producer_id_valid"] == str(idempotent).lower(), c
 
 
-def test_cooperative_sticky_incremental_rebalance(flows_classes, broker):
-    got = run_flow(flows_classes, broker, "cooperative")
+def test_cooperative_sticky_incremental_rebalance(flows_classes, broker, client):
+    got = run_flow(flows_classes, broker, "cooperative", client)
     (c,) = got["cooperative"]
     # the second member takes half the partitions; the first gives up only those two; every
     # record read (records read again after the move, from the last commit, count once)
@@ -72,8 +78,8 @@ def test_cooperative_sticky_incremental_rebalance(flows_classes, broker):
     assert done["sum"] == "40" and done["state"] == "Empty"
 
 
-def test_static_membership_rejoin_without_rebalance(flows_classes, broker):
-    got = run_flow(flows_classes, broker, "static")
+def test_static_membership_rejoin_without_rebalance(flows_classes, broker, client):
+    got = run_flow(flows_classes, broker, "static", client)
     # close() of a static member does not leave the group ...
     assert got["static-after-close"] == [{"members": "1", "instance": "instance-1"}]
     # ... and the restarted member gets its partitions back in the same generation
@@ -82,16 +88,16 @@ def test_static_membership_rejoin_without_rebalance(flows_classes, broker):
     assert rejoin["same_assignment"] == "true"
 
 
-def test_kip848_consumer_protocol(flows_classes, broker):
-    got = run_flow(flows_classes, broker, "consumer-protocol")
+def test_kip848_consumer_protocol(flows_classes, broker, client):
+    got = run_flow(flows_classes, broker, "consumer-protocol", client)
     assert got["consumer-protocol"] == [{"c1": "2", "c2": "2", "consumed": "40",
                                          "type": "Consumer", "members": "2",
                                          "state": "Stable"}]
     assert got["consumer-protocol-committed"] == [{"sum": "40"}]
 
 
-def test_admin_client(flows_classes, broker):
-    got = run_flow(flows_classes, broker, "admin")
+def test_admin_client(flows_classes, broker, client):
+    got = run_flow(flows_classes, broker, "admin", client)
     flat = {name: lines[0] for name, lines in got.items()}
     assert flat["cluster"] == {"nodes": "1", "cluster_id_set": "true", "controller_set": "true"}
     assert flat["topics"] == {"listed": "true", "partitions": "2", "topic_id_set": "true",
@@ -113,7 +119,7 @@ def test_admin_client(flows_classes, broker):
     assert flat["delete-topic"] == {"gone": "true"}
 
 
-def test_consumer_stays_on_incremental_fetch_sessions(flows_classes, tmp_path):
+def test_consumer_stays_on_incremental_fetch_sessions(flows_classes, tmp_path, client):
     """Kafka's Java consumer uses fetch sessions (KIP-227): through a proxy that records the
     session metadata, a consumer of 30 partitions reads every record once while its fetches
     after the first are incremental, name (almost) nothing and are answered without errors."""
@@ -127,7 +133,7 @@ def test_consumer_stays_on_incremental_fetch_sessions(flows_classes, tmp_path):
         }, port=port).start()
         try:
             front = BrokerProcess(tmp_path / "unused", port=proxy.port)  # bootstrap: the proxy
-            got = run_flow(flows_classes, front, "sessions")["sessions"][0]
+            got = run_flow(flows_classes, front, "sessions", client)["sessions"][0]
         finally:
             assert proc.stop() == 0, proc.log_text()[-3000:]
     assert got["sent"] == got["read"] == "117" and got["duplicates"] == got["mismatched"] == "0"
