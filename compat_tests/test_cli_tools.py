@@ -729,7 +729,7 @@ def test_consumer_perf_test(cluster):
         b,
         "--topic",
         "cperf",
-        "--messages",
+        "--num-records",
         "5000",
         "--timeout",
         "20000",
@@ -762,7 +762,7 @@ def test_consumer_perf_test_reads_uncommitted_as_kafkas(cluster):
     assert plain.flush(30) == 0
     out = kafkapy(
         *("consumer-perf-test", "--bootstrap-server", b, "--topic", "cperf-txn"),
-        *("--messages", "3", "--timeout", "20000"),
+        *("--num-records", "3", "--timeout", "20000"),
         timeout=60,
     ).stdout.decode()
     assert out.splitlines()[-1].split(", ")[4] == "3", out

@@ -376,7 +376,9 @@ def consumer_parser() -> ToolParser:
         metavar="BYTES",
         help="TCP receive buffer size",
     )
-    p.add_argument("--consumer.config", dest="consumer_config", metavar="FILE", help="properties")
+    p.add_argument("--consumer.config", dest="consumer_config", metavar="FILE",
+                   help="deprecated: --command-config")
+    p.add_argument("--command-config", metavar="FILE", help="consumer properties file")
     p.add_argument("--print-metrics", action="store_true", help="accepted; no metrics printed")
     p.add_argument(
         "--show-detailed-stats", action="store_true", help="print stats every reporting interval"
@@ -388,7 +390,8 @@ def consumer_parser() -> ToolParser:
         metavar="MS",
         help="longest wait between returned records (10000)",
     )
-    p.add_argument("--messages", type=int, metavar="N", help="REQUIRED: messages to consume")
+    p.add_argument("--num-records", type=int, metavar="N", help="REQUIRED: records to consume")
+    p.add_argument("--messages", type=int, metavar="N", help="deprecated: --num-records")
     p.add_argument(
         "--reporting-interval", type=int, default=5000, metavar="MS", help="progress interval"
     )
@@ -403,13 +406,23 @@ def main_consumer_perf_test(argv: list[str]) -> int:
     from confluent_kafka import Consumer, KafkaException
 
     o = consumer_parser().parse_args(argv)
-    if o.messages is None:
-        raise CliError('Missing required argument "[messages]"')
-    if bool(o.topic) == bool(o.include):
-        raise CliError("Exactly one of the following arguments is required: [topic, include]")
     if not o.bootstrap_server:
         raise CliError('Missing required argument "[bootstrap-server]"')
-    props = load_properties(o.consumer_config)
+    if bool(o.topic) == bool(o.include):
+        raise CliError("Exactly one of the following arguments is required: [topic, include]")
+    if (o.messages is None) == (o.num_records is None):
+        raise CliError("Exactly one of the following arguments is required: "
+                       "[messages, num-records]")
+    if o.consumer_config and o.command_config:
+        raise CliError("Option \"[consumer.config]\" can't be used with option "
+                       "\"[command-config]\"")
+    # Kafka 4.4's ConsumerPerformance warns of the deprecated flags on stdout
+    if o.messages is not None:
+        print("Warning: --messages is deprecated. Use --num-records instead.")
+    if o.consumer_config:
+        print("Warning: --consumer.config is deprecated. Use --command-config instead.")
+    o.messages = o.num_records if o.num_records is not None else o.messages
+    props = load_properties(o.consumer_config or o.command_config)
     props["group.id"] = o.group
     props["socket.receive.buffer.bytes"] = str(o.socket_buffer_size)
     props["max.partition.fetch.bytes"] = str(o.fetch_size)

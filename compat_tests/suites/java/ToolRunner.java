@@ -14,10 +14,10 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-
-import org.apache.kafka.common.utils.Exit;
 
 public final class ToolRunner {
     private static final class ToolExit extends RuntimeException {
@@ -44,12 +44,49 @@ public final class ToolRunner {
         throw new ToolExit(status);
     }
 
+    // Kafka's Exit hook: org.apache.kafka.common.utils.Exit up to 3.9, ...utils.internals.Exit
+    // since 4.x; found by name so the same class runs with either client line.
+    private static void hookExit() throws ReflectiveOperationException {
+        Class<?> exitClass;
+        try {
+            exitClass = Class.forName("org.apache.kafka.common.utils.internals.Exit");
+        } catch (ClassNotFoundException e) {
+            exitClass = Class.forName("org.apache.kafka.common.utils.Exit");
+        }
+        String name = exitClass.getName();
+        Class<?> procedure = Class.forName(name + "$Procedure");
+        Class<?> hookAdder = Class.forName(name + "$ShutdownHookAdder");
+        Object exitProcedure = Proxy.newProxyInstance(
+            procedure.getClassLoader(), new Class<?>[] {procedure}, (proxy, method, args) -> {
+                if (method.getDeclaringClass() == Object.class) {
+                    return objectMethod(proxy, method, args);
+                }
+                exit((Integer) args[0]);
+                return null;
+            });
+        Object noHooks = Proxy.newProxyInstance(
+            hookAdder.getClassLoader(), new Class<?>[] {hookAdder}, (proxy, method, args) ->
+                method.getDeclaringClass() == Object.class ? objectMethod(proxy, method, args)
+                                                           : null);
+        for (String setter : new String[] {"setExitProcedure", "setHaltProcedure"}) {
+            Method m = exitClass.getMethod(setter, procedure);
+            m.invoke(null, exitProcedure);
+        }
+        exitClass.getMethod("setShutdownHookAdder", hookAdder).invoke(null, noHooks);
+    }
+
+    private static Object objectMethod(Object proxy, Method method, Object[] args) {
+        switch (method.getName()) {
+            case "equals": return proxy == args[0];
+            case "hashCode": return System.identityHashCode(proxy);
+            default: return "ToolRunner's exit hook";
+        }
+    }
+
     public static void main(String[] ignored) throws Exception {
         PrintStream out = System.out;
         PrintStream err = System.err;
-        Exit.setExitProcedure((status, message) -> exit(status));
-        Exit.setHaltProcedure((status, message) -> exit(status));
-        Exit.setShutdownHookAdder((name, hook) -> { });
+        hookExit();
         BufferedReader in = new BufferedReader(
             new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
