@@ -1,4 +1,4 @@
-"""Where the JVM-based compat tests get their jars (artifacts.py), and the Spark connector switch."""
+"""Where the JVM compat tests get their jars (artifacts.py), and the Spark connector switch."""
 
 from __future__ import annotations
 
