@@ -1,13 +1,46 @@
 """Fixtures shared by tests/ and compat_tests/: real ZooKeeper servers (Debian's zookeeper
 package) on free loopback ports in temp dirs, stopped after use; and kafkapy's pytest plugin
 (kafka_broker, kafka_broker_factory, kafka_cluster, ...) even in a checkout whose editable install
-predates its ``pytest11`` entry point (until ``scripts/bootstrap.sh --tests`` reinstalls it)."""
+predates its ``pytest11`` entry point (until ``scripts/bootstrap.sh --tests`` reinstalls it).
+
+Skips are counted: the run ends with a line "skips: N", and with ``--no-skips`` (the README's
+test command passes it) a run that skipped anything fails, naming each skipped test and its
+reason: everything the tests need is installed by scripts/bootstrap.sh --tests, so a skip there
+hides a test that did not run."""
 
 from __future__ import annotations
 
 import pytest
 
 from kafkapy.testing_zk import ZooKeeperEnsemble, ZooKeeperServer
+
+
+def pytest_addoption(parser):
+    parser.addoption("--no-skips", action="store_true", default=False,
+                     help="fail the run when any test is skipped (the README's test command)")
+
+
+_skipped: list[tuple[str, str]] = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _skipped.append((report.nodeid, reason))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    terminalreporter.write_line(f"skips: {len(_skipped)}")
+    if _skipped and config.getoption("--no-skips"):
+        terminalreporter.write_line("--no-skips: these tests were skipped, which fails the run:",
+                                    red=True)
+        for nodeid, reason in _skipped:
+            terminalreporter.write_line(f"  {nodeid}: {reason}", red=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _skipped and session.config.getoption("--no-skips") and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_configure(config):

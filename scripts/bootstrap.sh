@@ -12,7 +12,11 @@
 #                                 packages the tests use: default-jre-headless (Java), zookeeper,
 #                                 kcat, and for the compatibility suites (compat_tests/suites)
 #                                 javac and the build dependencies of librdkafka's regression
-#                                 suite. Does not touch .venv-runtime.
+#                                 suite; and, by name from Maven Central with maven's `mvn`,
+#                                 Apache Kafka 4.4's jars (broker, tools, client), Kafka 3.9's
+#                                 client and Spark's kafka connector for the pinned PySpark
+#                                 (compat_tests/suites/artifacts.py, cached under ~/.cache).
+#                                 Does not touch .venv-runtime.
 #
 # Two environments on purpose. .venv is a superset (extras, editable sources): a broker run from
 # it could import a module users never get and still pass. So the broker users run comes from the
@@ -35,6 +39,8 @@ missing=()
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 # javac compiles the Java client compat program (compat_tests/suites)
 command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
+# mvn fetches the JVM pieces of the tests from Maven Central (compat_tests/suites/artifacts.py)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
 [ -e /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 # building librdkafka's regression suite (compat_tests/suites/librdkafka.py)
@@ -65,3 +71,6 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -c "import kafka, pytest, pyspark, pyarrow"
   touch "$stamp"
 fi
+
+# Apache Kafka's jars and Spark's connector from Maven Central (a no-op once cached)
+.venv/bin/python -m compat_tests.suites.artifacts
