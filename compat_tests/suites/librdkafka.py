@@ -192,8 +192,8 @@ class Result:
 
 def kafka_path_view(dest: Path) -> Path:
     """A KAFKA_PATH whose bin/ runs kafkapy's Kafka-named scripts (scripts/kafka-*.sh), and,
-    when Kafka's Java client is at hand (../shared/jvm/kafka), whose libs/ holds it and whose
-    bin/kafka-run-class.sh runs a class with it: the tests that drive a Java producer
+    when Kafka's Java client is at hand (4.4's, from Maven Central: jvm.py), whose libs/ holds
+    it and whose bin/kafka-run-class.sh runs a class with it: the tests that drive a Java producer
     (0098, 0113) build their helpers in tests/java against $KAFKA_PATH/libs."""
     from compat_tests.suites import jvm
 

@@ -1,10 +1,10 @@
-"""Apache Kafka's own command-line tools (Java, Kafka 3.9) against kafkapy, next to kafkapy's
+"""Apache Kafka's own command-line tools (Java, Kafka 4.4) against kafkapy, next to kafkapy's
 tools of the same name (scripts/kafka-*.sh): same flags, same output.
 
-The Java tools come from ../shared/jvm/kafka (see jvm.py): TopicCommand, ProducerPerformance,
-ConsumerPerformance, ConsoleConsumer, GetOffsetShell and DeleteRecordsCommand, run one after the
-other in one JVM (java/ToolRunner.java: Kafka's Exit hook ends a tool instead of the JVM, as in
-Kafka's own tool tests). Skipped, with the reason, when they (or java, javac) are missing.
+The Java tools come from Maven Central (see artifacts.py and jvm.py): TopicCommand,
+ProducerPerformance, ConsumerPerformance, ConsoleConsumer, GetOffsetShell and
+DeleteRecordsCommand, run one after the other in one JVM (java/ToolRunner.java: Kafka's Exit
+hook ends a tool instead of the JVM, as in Kafka's own tool tests).
 """
 
 from __future__ import annotations
