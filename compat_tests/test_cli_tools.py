@@ -131,9 +131,9 @@ def test_console_round_trip_100k_lines_with_keys_and_headers(cluster, tmp_path):
                 b,
                 "--topic",
                 "lines",
-                "--property",
+                "--reader-property",
                 "parse.key=true",
-                "--property",
+                "--reader-property",
                 "parse.headers=true",
                 "--compression-codec",
                 "lz4",
@@ -153,11 +153,11 @@ def test_console_round_trip_100k_lines_with_keys_and_headers(cluster, tmp_path):
         "--from-beginning",
         "--max-messages",
         str(n),
-        "--property",
+        "--formatter-property",
         "print.key=true",
-        "--property",
+        "--formatter-property",
         "print.headers=true",
-        "--property",
+        "--formatter-property",
         "print.offset=true",
         timeout=120,
     )
@@ -198,12 +198,12 @@ def test_console_producer_is_idempotent_as_kafkas(cluster):
     (row,) = producers("idem")
     assert int(row[0]) >= 0 and row[3] == "2"  # a producer id; sequences 0-2
     produce("idem-acks1", "--request-required-acks", "1")
-    produce("idem-off", "--producer-property", "enable.idempotence=false")
+    produce("idem-off", "--command-property", "enable.idempotence=false")
     produce("idem-no-retries", "--message-send-max-retries", "0")
     assert producers("idem-acks1") == producers("idem-off") == producers("idem-no-retries") == []
     conflict = produce(
         "idem-conflict", "--request-required-acks", "1",
-        "--producer-property", "enable.idempotence=true", check=False,
+        "--command-property", "enable.idempotence=true", check=False,
     )
     assert conflict.returncode == 1
     assert conflict.stderr.decode().strip().splitlines() == [
@@ -223,9 +223,9 @@ def test_console_consumer_partition_offset_and_timeout(cluster):
         "--topic",
         "five",
         "--sync",
-        "--property",
+        "--reader-property",
         "parse.key=true",
-        "--property",
+        "--reader-property",
         "key.separator=:",
         input=lines,
     )
@@ -238,7 +238,7 @@ def test_console_consumer_partition_offset_and_timeout(cluster):
         "--from-beginning",
         "--timeout-ms",
         "1500",
-        "--property",
+        "--formatter-property",
         "print.partition=true",
     )
     assert len(total.stdout.decode().splitlines()) == 10
@@ -259,9 +259,9 @@ def test_console_consumer_partition_offset_and_timeout(cluster):
         "0",
         "--max-messages",
         str(n0),
-        "--property",
+        "--formatter-property",
         "print.partition=true",
-        "--property",
+        "--formatter-property",
         "print.offset=true",
     )
     got = part.stdout.decode().splitlines()
@@ -327,9 +327,9 @@ def test_get_offsets_and_delete_records(cluster, tmp_path):
         b,
         "--topic",
         "offs",
-        "--property",
+        "--reader-property",
         "parse.key=true",
-        "--property",
+        "--reader-property",
         "key.separator=:",
         input="".join(f"{k}:x\n" for k in ["a"] * 6 + ["b"] * 4),
     )
@@ -471,7 +471,7 @@ def test_producer_perf_test(cluster):
         "100",
         "--throughput",
         "-1",
-        "--producer-props",
+        "--command-property",
         f"bootstrap.servers={cluster.bootstrap}",
         "acks=all",
     ).stdout.decode()
@@ -497,7 +497,7 @@ def perf_run(bootstrap: str, topic: str, n: int, *extra: str) -> re.Match[str]:
         "producer-perf-test",
         *("--topic", topic, "--num-records", str(n), "--record-size", "100"),
         *extra,
-        *("--producer-props", f"bootstrap.servers={bootstrap}", "acks=all"),
+        *("--command-property", f"bootstrap.servers={bootstrap}", "acks=all"),
     ).stdout.decode()
     m = PERF_TOTAL.fullmatch(out.splitlines()[-1])
     assert m and int(m.group(1)) == n, out
@@ -604,9 +604,9 @@ def test_consumer_groups_describe_reset_and_delete(cluster):
         b,
         "--topic",
         "grp",
-        "--property",
+        "--reader-property",
         "parse.key=true",
-        "--property",
+        "--reader-property",
         "key.separator=:",
         input="".join(f"{i % 2}:m{i}\n" for i in range(10)),
     )
@@ -720,7 +720,7 @@ def test_consumer_perf_test(cluster):
         "50",
         "--throughput",
         "-1",
-        "--producer-props",
+        "--command-property",
         f"bootstrap.servers={b}",
     )
     out = kafkapy(

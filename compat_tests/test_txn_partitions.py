@@ -312,7 +312,7 @@ def test_console_consumer_isolation_level(broker) -> None:
     # Kafka's default, read_uncommitted
     for level, expected in (
         (["--isolation-level", "read_committed"], committed),
-        (["--consumer-property", "isolation.level=read_committed"], committed),
+        (["--command-property", "isolation.level=read_committed"], committed),
         ([], everything),
     ):
         out = subprocess.run(

@@ -110,8 +110,10 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def make_case(rng: random.Random, gen: RequestGenerator, corr: int, valid_rate: float) -> Case:
-    _name, key, version = rng.choice(SERVED)
+def make_case(rng: random.Random, gen: RequestGenerator, corr: int, valid_rate: float,
+              versions: list[tuple[str, int, int]] | None = None) -> Case:
+    """A case of one of `versions` (name, key, version; default: every version kafkapy serves)."""
+    _name, key, version = rng.choice(versions or SERVED)
     entity = gen.request(key, version)
     kind = "valid"
     if key == PRODUCE_KEY and rng.random() < 0.3:
@@ -183,12 +185,13 @@ def send_case(bootstrap: str, case: Case, timeout: float) -> str:
     return "closed"
 
 
-def prepare(broker: BrokerProcess, partitions: int = 2) -> Targets:
-    """Create the fuzz topic (with records) and group, so that cases reach real paths."""
+def prepare(broker: Any, partitions: int = 2, targets: Targets | None = None) -> Targets:
+    """Create the fuzz topic (with records) and group on a broker (anything with a
+    ``bootstrap``), so that cases reach real paths."""
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
     from kafka.admin import KafkaAdminClient, NewTopic
 
-    targets = Targets(partitions=partitions)
+    targets = targets or Targets(partitions=partitions)
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
         admin.create_topics([NewTopic(targets.topics[0], partitions, 1)])

@@ -597,7 +597,7 @@ def test_console_consumer_stops_on_authorization_errors(secured: BrokerProcess, 
     def consume(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "kafkapy.cli.main", "console-consumer", "--bootstrap-server",
-             secured.bootstrap, "--consumer.config", str(config), "--from-beginning",
+             secured.bootstrap, "--command-config", str(config), "--from-beginning",
              "--timeout-ms", "20000", *args],
             capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
         )

@@ -224,6 +224,8 @@ def test_java_client_scram_with_reauthentication(broker, carol, pki, tmp_path, c
         f"security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config={jaas}\n"
         f"ssl.truststore.type=PEM\nssl.truststore.location={pki.ca}\n"
     )
+    # the flags of the tools' own release (4.4 warns of 3.9's spellings, on stdout)
+    command_config = {"4.4": "--command-config", "3.9": None}[client]
     expired_before = broker.log_text().count("SASL session expired")
     produced = subprocess.run(
         jvm.java_command("org.apache.kafka.tools.ProducerPerformance", client=client)
@@ -236,10 +238,10 @@ def test_java_client_scram_with_reauthentication(broker, carol, pki, tmp_path, c
             "100",
             "--throughput",
             "12",
-            "--producer-props",
-            f"bootstrap.servers={broker.bootstrap}",
-            "acks=all",
-            "--producer.config",
+            *(("--bootstrap-server", broker.bootstrap, "--command-property", "acks=all")
+              if command_config else
+              ("--producer-props", f"bootstrap.servers={broker.bootstrap}", "acks=all")),
+            command_config or "--producer.config",
             str(plain),
         ],
         capture_output=True,
@@ -253,7 +255,7 @@ def test_java_client_scram_with_reauthentication(broker, carol, pki, tmp_path, c
         + [
             "--bootstrap-server",
             broker.ssl_bootstrap,
-            "--consumer.config",
+            command_config or "--consumer.config",
             str(tls),
             "--topic",
             f"java-{client}",

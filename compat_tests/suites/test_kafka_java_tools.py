@@ -136,7 +136,7 @@ def check_consumer_perf(out: subprocess.CompletedProcess[str], n: int) -> None:
 
 def perf_args(broker, topic: str, n: int, codec: str) -> list[str]:
     return ["--topic", topic, "--num-records", str(n), "--record-size", "100", "--throughput",
-            "-1", "--producer-props", f"bootstrap.servers={broker.bootstrap}",
+            "-1", "--bootstrap-server", broker.bootstrap, "--command-property",
             f"compression.type={codec}", "acks=all"]
 
 
@@ -161,6 +161,37 @@ def test_kafkapy_perf_tools_read_by_java(broker):
     check_consumer_perf(java("ConsumerPerformance", "--bootstrap-server", broker.bootstrap,
                              "--topic", "pp-zstd", "--num-records", str(n), "--timeout",
                              "30000"), n)
+
+
+def warnings_of(out: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in out.stdout.splitlines()
+            if line.startswith(("Warning: ", "Option ")) and "deprecated" in line]
+
+
+def test_deprecated_flags_warn_alike(broker, tmp_path):
+    """Kafka 4.4's tools take their 3.x flags with a warning each, on stdout, in their own
+    order; kafkapy's namesakes say the same."""
+    create(broker.bootstrap, "depr", 1)
+    props = tmp_path / "depr.properties"
+    props.write_text("client.id=depr\n")
+    b = ["--bootstrap-server", broker.bootstrap, "--topic", "depr"]
+    runs = {
+        ("ConsoleProducer", "kafka-console-producer.sh"): [
+            *b, "--property", "parse.key=true", "--producer.config", str(props),
+            "--producer-property", "acks=1"],
+        ("consumer.ConsoleConsumer", "kafka-console-consumer.sh"): [
+            *b, "--property", "print.key=true", "--consumer.config", str(props),
+            "--consumer-property", "fetch.min.bytes=1", "--timeout-ms", "500"],
+        ("ProducerPerformance", "kafka-producer-perf-test.sh"): [
+            "--topic", "depr", "--num-records", "1", "--record-size", "10", "--throughput", "-1",
+            "--producer.config", str(props), "--producer-props",
+            f"bootstrap.servers={broker.bootstrap}"],
+    }
+    for (cls, script), args in runs.items():
+        # a JVM of its own: ConsoleProducer reads stdin, which the tool JVM's commands arrive on
+        j = jvm.run_java(TOOLS + cls, *args, check=False)
+        py = kafkapy(script, *args, check=False)
+        assert warnings_of(j) and warnings_of(j) == warnings_of(py), (cls, j.stdout, py.stdout)
 
 
 def test_consumer_perf_deprecated_flags_warn_alike(broker, tmp_path):
@@ -189,7 +220,7 @@ def test_producer_perf_transactions(broker):
         create(broker.bootstrap, topic, 1)
         args = ["--topic", topic, "--num-records", str(n), "--record-size", "100",
                 "--throughput", "2000", "--transaction-duration-ms", "100",
-                "--transactional-id", f"perf-{topic}", "--producer-props",
+                "--transactional-id", f"perf-{topic}", "--command-property",
                 f"bootstrap.servers={broker.bootstrap}"]
         out = (java("ProducerPerformance", *args) if tool == "java"
                else kafkapy("kafka-producer-perf-test.sh", *args))

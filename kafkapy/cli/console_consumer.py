@@ -281,9 +281,12 @@ def main(argv: list[str]) -> int:
     from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaException
 
     opts = build_parser().parse_args(argv)
-    if "--property" in argv:  # as Kafka 4.4's ConsoleConsumerOptions warns, on stdout
-        print("Option --property is deprecated and will be removed in a future version. "
-              "Use --formatter-property instead.")
+    for old, new in (("--consumer-property", "--command-property"),
+                     ("--consumer.config", "--command-config"),
+                     ("--property", "--formatter-property")):
+        if old in argv:  # as Kafka 4.4's ConsoleConsumerOptions warns, on stdout, in this order
+            print(f"Option {old} is deprecated and will be removed in a future version. "
+                  f"Use {new} instead.")
     consumer_props = load_properties(opts.consumer_config)
     consumer_props.update(parse_key_values(opts.consumer_property, "consumer property"))
     group = check_args(opts, consumer_props)

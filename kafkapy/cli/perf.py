@@ -156,12 +156,16 @@ def producer_parser() -> ToolParser:
         help="approximate messages/sec to send; -1 for no limit",
     )
     p.add_argument(
+        "--command-property",
         "--producer-props",
+        dest="producer_props",
         nargs="+",
         metavar="NAME=VALUE",
-        help="producer settings such as bootstrap.servers (win over --producer.config)",
+        help="producer settings such as bootstrap.servers (win over --command-config); "
+        "--producer-props is deprecated",
     )
-    p.add_argument("--producer.config", dest="producer_config", metavar="FILE", help="properties")
+    p.add_argument("--command-config", "--producer.config", dest="producer_config",
+                   metavar="FILE", help="producer properties; --producer.config is deprecated")
     p.add_argument("--bootstrap-server", metavar="HOST:PORT", help="brokers (bootstrap.servers)")
     p.add_argument("--print-metrics", action="store_true", help="accepted; no metrics are printed")
     p.add_argument(
@@ -189,6 +193,11 @@ def main_producer_perf_test(argv: list[str]) -> int:
     from confluent_kafka import KafkaException, Producer
 
     o = producer_parser().parse_args(argv)
+    for old, new in (("--producer-props", "--command-property"),
+                     ("--producer.config", "--command-config")):
+        if old in argv:  # as Kafka 4.4's ProducerPerformance warns, on stdout
+            print(f"Option {old} has been deprecated and will be removed in a future version. "
+                  f"Use {new} instead.")
     if o.num_records <= 0:
         raise CliError("--num-records should be greater than zero")
     if o.record_size is not None and o.record_size <= 0:
@@ -199,14 +208,17 @@ def main_producer_perf_test(argv: list[str]) -> int:
             "in the test, --num-records."
         )
     if not o.producer_props and not o.producer_config and not o.bootstrap_server:
-        raise CliError("Either --producer-props or --producer.config must be specified.")
+        raise CliError("At least one of --bootstrap-server, --command-property, "
+                       "--producer-props, --producer.config or --command-config must be "
+                       "specified.")
     props = load_properties(o.producer_config)
     props.update(parse_key_values(o.producer_props, "producer property"))
     if o.bootstrap_server:
         props["bootstrap.servers"] = o.bootstrap_server
     bootstrap = props.pop("bootstrap.servers", None)
     if not bootstrap:
-        raise CliError("bootstrap.servers must be given in --producer-props or --producer.config")
+        raise CliError("bootstrap.servers must be given in --command-property or "
+                       "--command-config")
     props.setdefault("client.id", "perf-producer-client")
     props.setdefault("partitioner", "murmur2_random")
     transactions = o.transaction_duration_ms > 0
