@@ -64,7 +64,7 @@ def go_env(base: Path, go: str) -> dict[str, str]:
         "GOPATH": str(base / "gopath"),
         "GOMODCACHE": str(base / "gopath" / "pkg" / "mod"),
         "GOCACHE": str(base / "gocache"),
-        "GOFLAGS": "-modcacherw",
+        "GOFLAGS": " ".join(filter(None, (os.environ.get("GOFLAGS", ""), "-modcacherw"))),
     }
     major, minor = go_version(go)
     if (major, minor) < (1, 21):
