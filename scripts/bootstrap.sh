@@ -15,8 +15,9 @@
 #                                 suite; and, by name from Maven Central with maven's `mvn`,
 #                                 Apache Kafka 4.4's jars (broker, tools, client), Kafka 3.9's
 #                                 client and Spark's kafka connector for the pinned PySpark
-#                                 (compat_tests/suites/artifacts.py, cached under ~/.cache).
-#                                 Does not touch .venv-runtime.
+#                                 (compat_tests/suites/artifacts.py, cached under ~/.cache); and
+#                                 Go, with franz-go's integration suite compiled
+#                                 (compat_tests/suites/franz_go.py). Does not touch .venv-runtime.
 #
 # Two environments on purpose. .venv is a superset (extras, editable sources): a broker run from
 # it could import a module users never get and still pass. So the broker users run comes from the
@@ -42,6 +43,9 @@ command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 # mvn fetches the JVM pieces of the tests from Maven Central (compat_tests/suites/artifacts.py)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 [ -e /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
+# franz-go's suite (compat_tests/suites/franz_go.py) is compiled with Go; a Go older than its
+# go.mod fetches the toolchain it names from the Go module proxy
+command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || missing+=(golang-go)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 # building librdkafka's regression suite (compat_tests/suites/librdkafka.py)
 for pkg in gcc g++ make dpkg-dev liblz4-dev libzstd-dev libssl-dev zlib1g-dev libsasl2-dev \
@@ -74,3 +78,9 @@ fi
 
 # Apache Kafka's jars and Spark's connector from Maven Central (a no-op once cached)
 .venv/bin/python -m compat_tests.suites.artifacts
+
+# franz-go's integration suite: fetched and its test binary compiled once (cached under
+# ~/.cache/kafkapy-suites), so that the test run does not pay for it
+.venv/bin/python -m compat_tests.suites.franz_go --prepare >/dev/null \
+  || echo "bootstrap: franz-go's suite is not prepared (compat_tests/suites/test_franz_go.py" \
+          "will say why)" >&2

@@ -3,6 +3,8 @@ assign), epochs and fencing, static members, timers with a fake clock, records a
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from kafkapy.coordinator.group.assignors import (
@@ -216,6 +218,18 @@ def test_regex_subscription_and_range_assignor_choice():
     assert r.assignment == {T1: set(range(6)), T2: {0, 1, 2}}
     d = c.consumer_group_describe("g")
     assert d.error == E.none and d.assignor == "range" and d.group.state == "Stable"
+
+
+def test_regex_subscription_matches_internal_topics_as_kafka():
+    """Kafka resolves a SubscribedTopicRegex over every topic of its metadata image, internal
+    ones included: a regex naming __consumer_offsets gets its partitions assigned (franz-go's
+    Test848RegexBrokerResolves relies on it)."""
+    offsets_id = uuid.UUID(int=3)
+    c, _, clock = make_consumer(Topics(a=(T1, 6), __consumer_offsets=(offsets_id, 4)))
+    r = hb(c, clock, "m1", 0, names=None, subscribed_topic_regex="a|__consumer_offsets")
+    assert r.assignment == {T1: set(range(6)), offsets_id: set(range(4))}
+    r = hb(c, clock, "n1", 0, group="g2", names=None, subscribed_topic_regex="__.*")
+    assert r.assignment == {offsets_id: set(range(4))}
 
 
 def test_classic_apis_and_consumer_groups():

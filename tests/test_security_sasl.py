@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import struct
 
 import pytest
 
@@ -114,3 +115,49 @@ def test_jaas_config() -> None:
     for bad in ("", "Module", "Module required a=b", "Module maybe;", "Module required a=;"):
         with pytest.raises(JaasConfigError):
             parse_jaas_config(bad)
+
+
+def _api_versions_frame(version: int, software: str) -> bytearray:
+    """ApiVersions in v3's layout at any version: header v2, then the flexible body."""
+    def compact(text: str) -> bytes:
+        return bytes([len(text) + 1]) + text.encode()
+
+    head = struct.pack(">hhih", 18, version, 1, 3) + b"raw" + b"\x00"
+    return bytearray(head + compact(software) + compact("1.0") + b"\x00")
+
+
+def test_sasl_stage_waits_for_a_successful_api_versions(tmp_path) -> None:
+    """Kafka's SaslServerAuthenticator stays in HANDSHAKE_OR_VERSIONS after an ApiVersions
+    answered with an error (a version not served, a software name Kafka's pattern refuses),
+    so the client can retry; only a successful one moves on, and a second one fails."""
+    import trio
+
+    from kafkapy.protocol.api_table import served_apis
+    from kafkapy.security.session import Session
+    from kafkapy.server.broker import Broker
+    from kafkapy.server.config import BrokerConfig
+    from kafkapy.server.connection import PASS, AuthenticationFailed
+    from kafkapy.server.sasl_authenticator import HANDSHAKE, VERSIONS_OR_HANDSHAKE, Authenticator
+
+    login = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="a" ' \
+        'password="b";'
+    config = BrokerConfig.from_properties({
+        "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+        "log.dirs": str(tmp_path),
+        "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+        "inter.broker.listener.name": "SASL_PLAINTEXT",
+        "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256",
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": login,
+    })
+    stage = Authenticator(Broker(config), config.listener_security["SASL_PLAINTEXT"],
+                          Session("SASL_PLAINTEXT", "SASL_PLAINTEXT"))
+    top = served_apis()["ApiVersions"].max_version
+    for frame, state in [
+        (_api_versions_frame(top + 1, "franz-go"), VERSIONS_OR_HANDSHAKE),  # not served
+        (_api_versions_frame(3, "-bad-"), VERSIONS_OR_HANDSHAKE),  # INVALID_REQUEST
+        (_api_versions_frame(top, "franz-go"), HANDSHAKE),
+    ]:
+        assert trio.run(stage.on_frame, frame) is PASS
+        assert stage.state == state
+    with pytest.raises(AuthenticationFailed, match="ApiVersions during SASL handshake"):
+        trio.run(stage.on_frame, _api_versions_frame(top, "franz-go"))

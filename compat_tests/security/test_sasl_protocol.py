@@ -1,7 +1,8 @@
 """SASL at the protocol level, with a raw client: what a connection may send before it
-authenticates (ApiVersions and SaslHandshake only), SaslHandshake v0 (raw tokens) and v1
-(SaslAuthenticate), ILLEGAL_SASL_STATE, UNSUPPORTED_SASL_MECHANISM with the listener's mechanisms,
-the failed-authentication delay, and re-authentication and session expiry (KIP-368).
+authenticates (ApiVersions, again after one answered with an error, and SaslHandshake only),
+SaslHandshake v0 (raw tokens) and v1 (SaslAuthenticate), ILLEGAL_SASL_STATE,
+UNSUPPORTED_SASL_MECHANISM with the listener's mechanisms, the failed-authentication delay, and
+re-authentication and session expiry (KIP-368).
 The broker: conftest.py (start_sasl_broker in helpers.py) (SASL_PLAINTEXT and SASL_SSL)."""
 
 from __future__ import annotations
@@ -46,6 +47,50 @@ def test_requests_before_authentication_get_nothing(broker) -> None:
         assert raw.is_closed_by_peer(5)
     with RawClient(broker.bootstrap) as raw:  # bytes that are not a request
         raw.send_frame(b"\x00\x01garbage")
+        assert raw.is_closed_by_peer(5)
+
+
+def _api_versions_frame(version: int, software: str = "franz-go", correlation_id: int = 7
+                        ) -> bytes:
+    """An ApiVersions request of any version from v3's layout (kio has no schema for versions
+    the broker does not serve): header v2, then the flexible body (software name, version)."""
+    def compact(text: str) -> bytes:
+        return bytes([len(text) + 1]) + text.encode()
+
+    head = struct.pack(">hhih", 18, version, correlation_id, 3) + b"raw" + b"\x00"
+    return head + compact(software) + compact("1.22.3") + b"\x00"
+
+
+def test_api_versions_may_be_retried_until_one_succeeds(broker, carol) -> None:
+    """A client opening with an ApiVersions version the broker does not serve (franz-go 1.22
+    opens with v5) gets UNSUPPORTED_VERSION in a v0 reply naming ApiVersions' own range, and
+    retries at that range's top, as against Kafka, whose SaslServerAuthenticator waits for
+    ApiVersions or SaslHandshake until an ApiVersions succeeds; so does one whose software name
+    is refused (INVALID_REQUEST). Then SASL goes on; a second successful ApiVersions closes."""
+    from kafkapy.protocol.api_table import served_apis
+
+    served = served_apis()["ApiVersions"]
+    with RawClient(broker.bootstrap) as raw:
+        raw.send_frame(_api_versions_frame(served.max_version + 1))
+        reply = raw.recv_frame()
+        assert struct.unpack(">ihi", reply[:10]) == (7, 35, 1)  # UNSUPPORTED_VERSION
+        assert struct.unpack(">hhh", reply[10:16]) == (18, served.min_version, served.max_version)
+        assert len(reply) == 16
+        refused = raw.request(
+            ApiVersionsRequest(client_software_name="-bad-", client_software_version="1")
+        )
+        assert refused.error_code == 42  # INVALID_REQUEST
+        versions = raw.request(
+            ApiVersionsRequest(client_software_name="raw", client_software_version="1")
+        )
+        assert versions.error_code == 0 and {17, 36} <= {k.api_key for k in versions.api_keys}
+        assert _authenticate_v1(raw, ScramClient("SCRAM-SHA-256", *carol)) == 0
+        assert len(_metadata(raw).brokers) == 1
+    with RawClient(broker.bootstrap) as raw:
+        assert raw.request(
+            ApiVersionsRequest(client_software_name="raw", client_software_version="1")
+        ).error_code == 0
+        raw.send_frame(_api_versions_frame(served.max_version))
         assert raw.is_closed_by_peer(5)
 
 

@@ -5,7 +5,10 @@ connection.
 
 Before authentication completes only these are accepted, in this order:
 
-1. ApiVersions, once (let through to its handler), then
+1. ApiVersions (let through to its handler), once it succeeds: one answered with an error
+   (UNSUPPORTED_VERSION for a version not served, INVALID_REQUEST for a client software name
+   that Kafka's pattern refuses) may be followed by another, as in Kafka, where a client
+   retries at the highest version the error reply names; then
 2. SaslHandshake (v0 or v1) naming an enabled mechanism, else UNSUPPORTED_SASL_MECHANISM with
    the enabled mechanisms and the connection is closed;
 3. the mechanism's exchange: after SaslHandshake v1, SaslAuthenticate requests (KIP-152) carrying
@@ -50,6 +53,7 @@ from kafkapy.security.sasl import (
 from kafkapy.security.scram import ScramServer
 from kafkapy.security.session import Session
 
+from .apis.api_versions import valid_client_software
 from .connection import PASS, AuthenticationFailed, CloseConnection, decode_body
 from .error_response import error_response
 from .registry import REGISTRY
@@ -121,13 +125,25 @@ class Authenticator:
                 self._unexpected_during_exchange(header, frame)
             return self._authenticate_request(header, frame)
         if key == API_VERSIONS_KEY and self.state == VERSIONS_OR_HANDSHAKE:
-            self.state = HANDSHAKE
+            if self._versions_will_succeed(header, frame):
+                self.state = HANDSHAKE
             return PASS
         if key != SASL_HANDSHAKE_KEY:
             raise AuthenticationFailed(
                 f"Unexpected Kafka request of type {_api_name(key)} during SASL handshake."
             )
         return self._handshake(header, frame)
+
+    def _versions_will_succeed(self, header: Any, frame: bytearray) -> bool:
+        """Whether the ApiVersions handler answers this request without an error. A version
+        not served (UNSUPPORTED_VERSION, in a v0 reply) or a client software name or version
+        that Kafka's pattern refuses (INVALID_REQUEST) leaves the stage waiting for ApiVersions
+        or SaslHandshake, as Kafka's SaslServerAuthenticator stays in HANDSHAKE_OR_VERSIONS:
+        a client retries ApiVersions at the version the error reply names."""
+        reg = REGISTRY.get(header.api_key)
+        if reg is None or not reg.range.accepts(header.api_version):
+            return False
+        return valid_client_software(decode_body(header, frame))
 
     def _unexpected_during_exchange(self, header: Any, frame: bytearray) -> None:
         """Another request where a SaslAuthenticate was due: Kafka answers it with its own

@@ -1,6 +1,10 @@
 """What the group coordinator knows about topics: a narrow view (name -> id and partition count,
 id -> name, all names) that the broker implements over its topic registry, and the topics a
-subscription regex matches (internal topics never do)."""
+subscription regex matches: every topic whose whole name it matches, internal topics included,
+as Kafka's group coordinator resolves a KIP-848 SubscribedTopicRegex over all the topics of its
+metadata image (GroupMetadataManager.refreshRegularExpressions, no internal-topic filter);
+leaving internal topics out is for the clients, as the classic consumer's client-side regex does
+(exclude.internal.topics)."""
 
 from __future__ import annotations
 
@@ -8,8 +12,6 @@ import re
 import uuid
 from collections.abc import Iterable
 from typing import Any, Protocol
-
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
 class TopicsView(Protocol):
@@ -53,10 +55,10 @@ class RegistryTopics:
 
 
 def topics_matching(topics: TopicsView, pattern: str) -> set[str]:
-    """The non-internal topics a subscription regex matches in full (none if it does not
+    """The topics a subscription regex matches in full, internal ones too (none if it does not
     compile)."""
     try:
         compiled = re.compile(pattern)
     except re.error:
         return set()
-    return {n for n in topics.names() if n not in INTERNAL_TOPICS and compiled.fullmatch(n)}
+    return {n for n in topics.names() if compiled.fullmatch(n)}

@@ -43,7 +43,7 @@ def unsupported_version_reply() -> bytes:
 SOFTWARE_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
-def _valid_software(request) -> bool:
+def valid_client_software(request: object) -> bool:
     """KIP-511: v3+ client software name and version must match Kafka's pattern."""
     name = getattr(request, "client_software_name", None)
     version = getattr(request, "client_software_version", None)
@@ -57,7 +57,7 @@ def _valid_software(request) -> bool:
 @api("ApiVersions")
 async def handle(ctx, request):
     R = ctx.R
-    if not _valid_software(request):
+    if not valid_client_software(request):
         return build(
             R.ApiVersionsResponse,
             error_code=ErrorCode.invalid_request,
