@@ -12,7 +12,9 @@
 #                                 packages the tests use: default-jre-headless (Java), zookeeper,
 #                                 kcat, and for the compatibility suites (compat_tests/suites)
 #                                 javac and the build dependencies of librdkafka's regression
-#                                 suite. Does not touch .venv-runtime.
+#                                 suite; then builds that suite, librdkafka 2.0.2's and 2.14.2's
+#                                 (cached, compat_tests/suites/librdkafka_build.py). Does not
+#                                 touch .venv-runtime.
 #
 # Two environments on purpose. .venv is a superset (extras, editable sources): a broker run from
 # it could import a module users never get and still pass. So the broker users run comes from the
@@ -37,9 +39,10 @@ command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 [ -e /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
-# building librdkafka's regression suite (compat_tests/suites/librdkafka.py)
+# building librdkafka's regression suite (compat_tests/suites/librdkafka.py); libcurl for
+# 2.14.2's OIDC support, a build dependency of Debian's package of it
 for pkg in gcc g++ make dpkg-dev liblz4-dev libzstd-dev libssl-dev zlib1g-dev libsasl2-dev \
-           rapidjson-dev; do
+           rapidjson-dev libcurl4-openssl-dev; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
     || missing+=("$pkg")
 done
@@ -65,3 +68,8 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -c "import kafka, pytest, pyspark, pyarrow"
   touch "$stamp"
 fi
+
+# librdkafka's regression suites, built once (a few minutes each) and cached: the test command
+# finds them there. Not fatal: without them the suites' tests skip, saying why.
+.venv/bin/python -m compat_tests.suites.librdkafka_build \
+  || echo "bootstrap: librdkafka's regression suites could not be built (above)" >&2
