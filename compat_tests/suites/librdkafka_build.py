@@ -186,10 +186,12 @@ class Build:
         return f"{self.source / 'src'}:{self.source / 'src-cpp'}"
 
 
-def linked_elsewhere(b: Build) -> list[str]:
-    """The librdkafka libraries the test-runner loads from outside its source tree (ldd, no
-    LD_LIBRARY_PATH): none for a suite built here."""
+def linked_elsewhere(b: Build, library_path: str | None = None) -> list[str]:
+    """The librdkafka libraries the test-runner loads from outside its source tree (ldd, with
+    LD_LIBRARY_PATH set to library_path, or unset): none for a suite built here."""
     env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    if library_path:
+        env["LD_LIBRARY_PATH"] = library_path
     out = subprocess.run(["ldd", str(b.runner)], capture_output=True, text=True, env=env,
                          check=False).stdout
     wrong = []
@@ -227,7 +229,12 @@ def _cached(upstream: str) -> Build | None:
 def build(version: str | None = None, progress: Callable[[str], None] = lambda s: None) -> Build:
     """The built suite of librdkafka `version` (upstream, e.g. "2.14.2"; default: the installed
     one, 2.0.2), from the cache when there."""
-    installed = installed_version()
+    try:
+        installed = installed_version()
+    except SuiteUnavailable:
+        if version not in SID_VERSIONS:
+            raise
+        installed = ""  # sid's versions do not need the installed library
     if version is None or version == upstream_of(installed):
         debian_version, deb_src, skip_patches = installed, None, False
         # bookworm's librdkafka1 is built without libcurl (no OIDC): so is its suite

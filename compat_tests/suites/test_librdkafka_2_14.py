@@ -60,6 +60,15 @@ def test_suite_is_the_version_asked_for(suite: librdkafka.Build) -> None:
     assert suite.version.split("-")[0] == VERSION, suite.version
 
 
+def test_runner_loads_the_library_built_with_it(suite: librdkafka.Build) -> None:
+    """test-runner runs against the 2.14.2 built beside it, not the system's 2.0.2: with the
+    runner's LD_LIBRARY_PATH, and without it (its run path)."""
+    from compat_tests.suites.librdkafka_build import linked_elsewhere
+
+    assert linked_elsewhere(suite, suite.library_path()) == []
+    assert linked_elsewhere(suite) == []
+
+
 def test_allowlist_names_real_broker_tests(table: dict[str, librdkafka.SuiteTest]) -> None:
     names = {a: a.partition(":")[0] for a in ALLOWED}
     wrong = {a: table[n].scope if n in table else "not in this suite" for a, n in names.items()
