@@ -1,6 +1,8 @@
 """librdkafka's own regression suite against kafkapy: run it and report.
 
-The suite is built from the source of the librdkafka the environment links (librdkafka_build.py).
+The suite of librdkafka 2.0.2 (the library the environment links) or 2.14.2 (the current
+release, `--version 2.14.2`) is built from Debian's source of that version (librdkafka_build.py);
+each version has its own allowlist (`ALLOWLISTS`).
 Each test runs in its own `test-runner` process (quick mode, `-Q`; no socket emulation, `-E`; no
 broker-less tests, `-L`), a few at a time, because test-runner SIGKILLs itself when one test
 times out. Tests that create topics with replication factor 3 run against a 3-broker ZooKeeper
@@ -14,10 +16,12 @@ is a directory of wrappers around kafkapy's Kafka-named scripts, `BROKERS` the b
     .venv/bin/python -m compat_tests.suites.librdkafka 0017 0081  # some tests
     .venv/bin/python -m compat_tests.suites.librdkafka --allowlist
     .venv/bin/python -m compat_tests.suites.librdkafka --security SASL_SSL:SCRAM-SHA-512
+    .venv/bin/python -m compat_tests.suites.librdkafka --version 2.14.2 --allowlist
 
 Out of scope by design, never run: the broker-less tests (TEST_F_LOCAL: unit tests, the mock
-cluster), the socket-emulation tests (TEST_F_SOCKEM) and the ones librdkafka itself flags as
-known issues or manual.
+cluster; and the `*_mock` tests the table leaves unflagged), the socket-emulation tests
+(TEST_F_SOCKEM) and the ones librdkafka itself flags as known issues or manual. The tests in
+FULL_MODE_TESTS run without quick mode, which would skip all of their sub-tests.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -44,6 +49,7 @@ from compat_tests.suites.librdkafka_brokers import (
     parse_security,
 )
 from compat_tests.suites.librdkafka_build import (  # noqa: F401  (build, SuiteUnavailable: API)
+    DEFAULT_VERSION,
     ROOT,
     Build,
     SuiteUnavailable,
@@ -53,8 +59,18 @@ from compat_tests.suites.librdkafka_build import (  # noqa: F401  (build, SuiteU
 
 HERE = Path(__file__).resolve().parent
 ALLOWLIST = HERE / "librdkafka-allowlist.txt"
+# each suite version's allowlist (upstream version -> file); FINDINGS.md has a section for each
+ALLOWLISTS = {
+    "2.0.2": ALLOWLIST,
+    "2.14.2": HERE / "librdkafka-2.14-allowlist.txt",
+}
 # the broker version test-runner is told (TEST_BRKVER gates, kafka-topics.sh --bootstrap-server)
 BROKER_VERSION = "3.9.0"
+# ... by suite version: 2.14.2's suite knows Apache Kafka 4.0, whose protocol kafkapy serves
+# (4.0's version ranges, Produce v0-v2 and message format v0/v1 refused); its tests gate 4.0's
+# behaviour on it (0052, 0092 and 0081's group configs, FINDINGS.md). $KAFKAPY_LIBRDKAFKA_
+# BROKER_VERSION (--broker-version) overrides it, to see what the other gates do
+BROKER_VERSIONS = {"2.0.2": BROKER_VERSION, "2.14.2": "4.0.0"}
 # tests that create topics with replication factor 3: they run on the 3-broker cluster
 CLUSTER_TESTS = frozenset({"0098", "0101", "0103", "0107", "0111"})
 # tests that need a secured listener, and the client security they get (PROTOCOL[:MECHANISM]):
@@ -63,7 +79,17 @@ SECURITY_TESTS = {
     "0097": "SSL",
     "0126": "SASL_SSL:PLAIN",  # skips itself: it needs SASL/OAUTHBEARER with an OIDC endpoint
     "0135": "SASL_PLAINTEXT:SCRAM-SHA-256",
+    "0142": "SASL_PLAINTEXT:SCRAM-SHA-256",  # 2.14.2: re-authentication (KIP-368)
 }
+# broker config a suite version's secured broker adds: 2.14.2 re-authenticates SASL sessions
+# (KIP-368), and 0142_reauthentication runs only where connections.max.reauth.ms is set, as
+# librdkafka's own test clusters set it (tests/interactive_broker_version.py --max-reauth-ms)
+SECURE_BROKER_CONFIG = {
+    "2.14.2": {"connections.max.reauth.ms": "10000"},
+}
+# tests run without quick mode: in quick mode every sub-test of theirs is skipped (SUB_TEST, not
+# SUB_TEST_QUICK) and the test "passes" having done nothing
+FULL_MODE_TESTS = frozenset({"0142"})
 # the scopes of the tests run against kafkapy
 RUNNABLE = ("broker", "cluster", "secure")
 TEST_PROCESS_TIMEOUT = 420.0
@@ -115,6 +141,10 @@ class SuiteTest:
             return "known-issue"
         if "TEST_F_LOCAL" in self.flags:
             return "local"
+        if self.name.endswith("_mock"):
+            # against librdkafka's mock cluster only, though unflagged in the table
+            # (2.14.2's 0139_offset_validation_mock, 0150_telemetry_mock): no broker takes part
+            return "mock"
         if "TEST_F_SOCKEM" in self.flags:
             return "sockem"
         if self.number in SECURITY_TESTS:
@@ -169,6 +199,22 @@ def list_tests(build: Build) -> list[SuiteTest]:
     return tests
 
 
+def allowlist_path(version: str = DEFAULT_VERSION) -> Path:
+    """The allowlist of a suite version (upstream, "2.14.2", or Debian's, "2.14.2-1")."""
+    upstream = version.split(":")[-1].split("-")[0]
+    if upstream not in ALLOWLISTS:
+        raise SuiteUnavailable(f"no allowlist for librdkafka {version}: "
+                               f"one of {sorted(ALLOWLISTS)}")
+    return ALLOWLISTS[upstream]
+
+
+def broker_version(build: Build) -> str:
+    """The Kafka version test-runner is told for this suite (BROKER_VERSIONS)."""
+    upstream = build.version.split(":")[-1].split("-")[0]
+    return (os.environ.get("KAFKAPY_LIBRDKAFKA_BROKER_VERSION")
+            or BROKER_VERSIONS.get(upstream, BROKER_VERSION))
+
+
 def read_allowlist(path: Path = ALLOWLIST) -> list[str]:
     names = []
     for line in path.read_text().splitlines():
@@ -192,10 +238,11 @@ class Result:
 
 def kafka_path_view(dest: Path) -> Path:
     """A KAFKA_PATH whose bin/ runs kafkapy's Kafka-named scripts (scripts/kafka-*.sh), and,
-    when Kafka's Java client is at hand (4.4's, from Maven Central: jvm.py), whose libs/ holds
-    it and whose bin/kafka-run-class.sh runs a class with it: the tests that drive a Java producer
-    (0098, 0113) build their helpers in tests/java against $KAFKA_PATH/libs."""
-    from compat_tests.suites import jvm
+    when Apache Kafka's jars are at hand (artifacts.kafka_home(): Kafka 4.4 from Maven Central),
+    whose libs/ holds them and whose bin/kafka-run-class.sh runs a class with them: the tests
+    that drive a Java producer (0098, 0113) build their helpers in tests/java against
+    $KAFKA_PATH/libs."""
+    from compat_tests.suites import artifacts
 
     bin_dir = dest / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
@@ -203,18 +250,19 @@ def kafka_path_view(dest: Path) -> Path:
         wrapper = bin_dir / script.name
         wrapper.write_text(f'#!/bin/sh\nexec "{script}" "$@"\n')
         wrapper.chmod(0o755)
-    if jvm.kafka_jvm_missing() is None:
-        libs = dest / "libs"
-        libs.mkdir(exist_ok=True)
-        for jar in jvm.kafka_dir().glob("*.jar"):
-            if not (libs / jar.name).exists():
-                (libs / jar.name).symlink_to(jar)
-        run_class = bin_dir / "kafka-run-class.sh"
-        run_class.write_text(
-            "#!/bin/sh\n# kafka-run-class.sh: run a class with Kafka's Java client\n"
-            f'exec java -Dlog4j2.configurationFile="{jvm.LOG_CONFIG}" '
-            f'-cp "${{CLASSPATH:+$CLASSPATH:}}{jvm.classpath()}" "$@"\n')
-        run_class.chmod(0o755)
+    try:
+        home = artifacts.kafka_home()
+    except artifacts.ArtifactsUnavailable:
+        return dest  # the Java-driving tests fail, saying $KAFKA_PATH/libs is missing
+    libs = dest / "libs"
+    libs.mkdir(exist_ok=True)
+    for jar in (home / "libs").glob("*.jar"):
+        if not (libs / jar.name).exists():
+            (libs / jar.name).symlink_to(jar)
+    run_class = bin_dir / "kafka-run-class.sh"
+    run_class.write_text("#!/bin/sh\n# kafka-run-class.sh: run a class with Kafka's jars\n"
+                         f'exec "{home / "bin" / "kafka-run-class.sh"}" "$@"\n')
+    run_class.chmod(0o755)
     return dest
 
 
@@ -266,10 +314,14 @@ def run_number(build: Build, number: str, target: Target, workdir: Path, scenari
     # test_run_java() runs `make -s java` in its directory, then java/run-class.sh
     (workdir / "Makefile").write_text(
         f"java:\n\t@$(MAKE) -s -C {build.tests_dir / 'java'} KAFKA_JARS={kafka_path / 'libs'}\n")
-    try:
-        (workdir / "java").symlink_to(build.tests_dir / "java")
-    except FileExistsError:
-        pass
+    # tests/java; and tests/fixtures, 2.14.2's certificates signed by a CA the broker does not
+    # trust (0097 opens ./fixtures/ssl/): the tests' own files, where test-runner runs
+    for d in ("java", "fixtures"):
+        if (build.tests_dir / d).is_dir():
+            try:
+                (workdir / d).symlink_to(build.tests_dir / d)
+            except FileExistsError:
+                pass
     conf = workdir / "test.conf"
     conf.write_text("".join(f"{k}={v}\n" for k, v in
                             {"metadata.broker.list": target.bootstrap, **target.conf}.items()))
@@ -278,7 +330,7 @@ def run_number(build: Build, number: str, target: Target, workdir: Path, scenari
         **target.env,
         "TESTS": number,
         "RDKAFKA_TEST_CONF": str(conf),
-        "TEST_KAFKA_VERSION": BROKER_VERSION,
+        "TEST_KAFKA_VERSION": broker_version(build),
         "BROKERS": target.bootstrap,
         "KAFKA_PATH": str(kafka_path),
         "LD_LIBRARY_PATH": build.library_path(),
@@ -291,7 +343,8 @@ def run_number(build: Build, number: str, target: Target, workdir: Path, scenari
     try:
         # line-buffered stdout: test-runner prints its summary with printf, then abort()s when
         # a test failed, which would lose a block-buffered summary
-        proc = subprocess.run(["stdbuf", "-oL", str(build.runner), "-Q", "-E", "-L",
+        quick = [] if number in FULL_MODE_TESTS else ["-Q"]
+        proc = subprocess.run(["stdbuf", "-oL", str(build.runner), *quick, "-E", "-L",
                                "-s", scenario],
                               cwd=workdir, env=env,
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -405,7 +458,12 @@ def run_suite(build: Build, tests: list[SuiteTest], workdir: Path, parallel: int
         setups = {"broker": SingleBroker, "cluster": ThreeBrokerCluster, "secure": SecureBroker}
         what = {"cluster": "a 3-broker cluster", "secure": "a broker with SSL and SASL"}
         got: dict[str, Result] = {}
-        with setups[scope](base, scenario) as setup:
+        upstream = build.version.split(":")[-1].split("-")[0]
+        setup_of = setups[scope]
+        if scope == "secure":
+            setup_of = functools.partial(SecureBroker,
+                                         config=SECURE_BROKER_CONFIG.get(upstream, {}))
+        with setup_of(base, scenario) as setup:
             for client_security, chosen in sorted(groups[key].items()):
                 target = setup.target(client_security) if client_security else setup
                 progress(f"-- {len(chosen)} tests against {what.get(scope, 'one broker')}, "
@@ -426,7 +484,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tests", nargs="*", help="test numbers or names (default: every broker "
                     "and cluster test)")
+    ap.add_argument("--version", default=DEFAULT_VERSION, choices=sorted(ALLOWLISTS),
+                    help=f"the suite's librdkafka version (default {DEFAULT_VERSION})")
     ap.add_argument("--allowlist", action="store_true", help="only the allowlisted tests")
+    ap.add_argument("--broker-version", metavar="X.Y.Z",
+                    help="the Kafka version test-runner is told (default: by suite version, "
+                    + ", ".join(f"{k}: {v}" for k, v in BROKER_VERSIONS.items()) + ")")
     ap.add_argument("--parallel", type=int, default=PARALLEL,
                     help="test-runner processes at once")
     ap.add_argument("--workdir", type=Path, help="keep logs here (default: a temp dir)")
@@ -445,16 +508,19 @@ def main(argv: list[str] | None = None) -> int:
     def say(line: str) -> None:
         print(line, flush=True)
 
+    if args.broker_version:
+        os.environ["KAFKAPY_LIBRDKAFKA_BROKER_VERSION"] = args.broker_version
     try:
-        b = build(progress=say)
+        b = build(args.version, progress=say)
     except SuiteUnavailable as e:
         print(f"librdkafka suite unavailable: {e}", file=sys.stderr)
         return 2
-    say(f"librdkafka {b.version} suite at {b.source} (build seconds: "
+    say(f"librdkafka {b.version} suite at {b.source}, told Kafka {broker_version(b)} (build "
+        "seconds: "
         + ", ".join(f"{k} {v:.0f}" for k, v in b.seconds.items()) + ")")
     table = list_tests(b)
     if args.allowlist:
-        chosen = select(table, read_allowlist())
+        chosen = select(table, read_allowlist(allowlist_path(b.version)))
     elif args.tests:
         chosen = [t for t in table if any(t.name.startswith(x) for x in args.tests)]
     else:

@@ -117,9 +117,10 @@ class SecureBroker:
     """One broker with SSL, SASL_PLAINTEXT and SASL_SSL listeners (and PLAINTEXT between
     brokers); ``targets()`` gives the client side of each ``PROTOCOL[:MECHANISM]``."""
 
-    def __init__(self, base: Path, scenario: str) -> None:
+    def __init__(self, base: Path, scenario: str, config: dict[str, str] | None = None) -> None:
         self.base = base
         self.scenario = scenario
+        self.extra = dict(config or {})  # on top of the listeners' (a suite version's)
         self.ports = {p: free_port() for p in SECURITY_PROTOCOLS}
         self.broker: BrokerProcess | None = None
         self.files: dict[str, str] = {}
@@ -147,6 +148,7 @@ class SecureBroker:
         }
         for listener in ("sasl_plaintext", "sasl_ssl"):
             config[f"listener.name.{listener}.plain.sasl.jaas.config"] = jaas
+        config.update(self.extra)
         self.broker = BrokerProcess(self.base / "broker", config, port=port).start()
         try:
             self._create_scram_user()
