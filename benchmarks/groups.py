@@ -37,8 +37,8 @@ from kio.serial import entity_writer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kafkapy.testing import BrokerProcess  # noqa: E402
-from kafkapy.testing.probe import recv_exact  # noqa: E402
+from kafkapy.testing import BrokerProcess
+from kafkapy.testing.probe import recv_exact
 
 PARTITIONS = 20
 MEMBERS = 10

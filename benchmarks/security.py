@@ -47,13 +47,13 @@ from run import Raw, fetch_v11, parse_fetch_v11
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kio.schema.metadata.v12.request import MetadataRequest  # noqa: E402
+from kio.schema.metadata.v12.request import MetadataRequest
 
-from kafkapy.cli.wire import Connection  # noqa: E402
-from kafkapy.security.jaas import PLAIN_LOGIN_MODULE as PLAIN_MODULE  # noqa: E402
-from kafkapy.security.jaas import SCRAM_LOGIN_MODULE as SCRAM_MODULE  # noqa: E402
-from kafkapy.testing import BrokerProcess, free_port  # noqa: E402
-from kafkapy.testing_tls import Pki, make_pki  # noqa: E402
+from kafkapy.cli.wire import Connection
+from kafkapy.security.jaas import PLAIN_LOGIN_MODULE as PLAIN_MODULE
+from kafkapy.security.jaas import SCRAM_LOGIN_MODULE as SCRAM_MODULE
+from kafkapy.testing import BrokerProcess, free_port
+from kafkapy.testing_tls import Pki, make_pki
 
 MiB = 1024 * 1024
 MB = 1e6

@@ -101,7 +101,7 @@ class PollingConsumer(threading.Thread):
                 for recs in batches.values():
                     self.records.extend(recs)
                 self.assigned = set(self.consumer.assignment())
-        except BaseException as e:  # noqa: BLE001  (reported by the test)
+        except BaseException as e:
             self.error = e
 
     def stop(self, close=True):
@@ -264,13 +264,13 @@ def test_static_membership_restart_keeps_assignment(fast_broker):
         b.start()
         wait_until(lambda: partitions_owned_once([a, b], 4) and a.assigned and b.assigned)
         before_b = set(b.assigned)
-        generation = a.consumer._coordinator._generation.generation_id  # noqa: SLF001
+        generation = a.consumer._coordinator._generation.generation_id
         b.stop()  # a static member does not leave the group on close
         b = PollingConsumer(bootstrap, "sg", "static", group_instance_id="inst-b", **kw)
         b.start()
         wait_until(lambda: b.assigned == before_b, what="static member's assignment back")
-        assert a.consumer._coordinator._generation.generation_id == generation  # noqa: SLF001
-        assert b.consumer._coordinator._generation.generation_id == generation  # noqa: SLF001
+        assert a.consumer._coordinator._generation.generation_id == generation
+        assert b.consumer._coordinator._generation.generation_id == generation
     finally:
         a.stop()
         b.stop()

@@ -107,7 +107,7 @@ class ConfluentMember(Member):
                     for tp in result:
                         if tp.error is None:
                             self.log.add("commit", self.name, tp.partition, tp.offset)
-        except BaseException as e:  # noqa: BLE001  (reported by the test)
+        except BaseException as e:
             self.error = e
         finally:
             self.c.close()
@@ -164,7 +164,7 @@ class KafkaPythonMember(Member):
                         continue
                     for p, o in done.items():
                         self.log.add("commit", self.name, p, o)
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             self.error = e
         finally:
             self.c.close()

@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from compat_tests.suites.jvm import connector_missing  # noqa: E402
+from compat_tests.suites.jvm import connector_missing
 
 pytestmark = [
     pytest.mark.timeout(600),

@@ -19,13 +19,13 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafkapy.pipelines.access_log_generator import AccessLogGenerator, LogLine  # noqa: E402
-from kafkapy.pipelines.access_log_job import JobConfig, malformed_count, start  # noqa: E402
-from kafkapy.spark.testing import local_session  # noqa: E402
-from kafkapy.testing import BrokerProcess  # noqa: E402
+from kafkapy.pipelines.access_log_generator import AccessLogGenerator, LogLine
+from kafkapy.pipelines.access_log_job import JobConfig, malformed_count, start
+from kafkapy.spark.testing import local_session
+from kafkapy.testing import BrokerProcess
 
 pytestmark = pytest.mark.timeout(600)
 

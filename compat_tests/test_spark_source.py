@@ -13,13 +13,13 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from confluent_kafka import Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-from pyspark.errors import StreamingQueryException  # noqa: E402
+from confluent_kafka import Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from pyspark.errors import StreamingQueryException
 
-from kafkapy.spark import register  # noqa: E402
-from kafkapy.spark.testing import local_session  # noqa: E402
-from kafkapy.testing import BrokerProcess, free_port  # noqa: E402
+from kafkapy.spark import register
+from kafkapy.spark.testing import local_session
+from kafkapy.testing import BrokerProcess, free_port
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -14,11 +14,11 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from confluent_kafka import Producer  # noqa: E402
+from confluent_kafka import Producer
 
-from compat_tests.suites.jvm import connector_missing  # noqa: E402
-from kafkapy.spark import register  # noqa: E402
-from kafkapy.spark.testing import local_session  # noqa: E402
+from compat_tests.suites.jvm import connector_missing
+from kafkapy.spark import register
+from kafkapy.spark.testing import local_session
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -224,7 +224,7 @@ class ZooKeeperServer:
             if self.running:
                 return self
             self.write_config()
-            out = open(self.out_path, "ab")  # noqa: SIM115 - the child owns it
+            out = open(self.out_path, "ab")
             try:
                 self.proc = subprocess.Popen(
                     self.command(),

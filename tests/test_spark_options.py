@@ -10,11 +10,11 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from kafkapy.pipelines.access_log_generator import AccessLogGenerator, format_time  # noqa: E402
-from kafkapy.pipelines.access_log_job import LOG_REGEX  # noqa: E402
-from kafkapy.spark.kafka_io import from_json_offsets, to_json_offsets  # noqa: E402
-from kafkapy.spark.options import EARLIEST, LATEST, source_options  # noqa: E402
-from kafkapy.spark.source import rate_limit  # noqa: E402
+from kafkapy.pipelines.access_log_generator import AccessLogGenerator, format_time
+from kafkapy.pipelines.access_log_job import LOG_REGEX
+from kafkapy.spark.kafka_io import from_json_offsets, to_json_offsets
+from kafkapy.spark.options import EARLIEST, LATEST, source_options
+from kafkapy.spark.source import rate_limit
 
 B = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 

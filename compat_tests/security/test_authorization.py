@@ -535,7 +535,7 @@ def kafka_acls(broker: BrokerProcess, config: str, *args: str, stdin: str = "") 
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def properties_file(directory, user: str):  # noqa: ANN001, ANN201
+def properties_file(directory, user: str):
     """A Java client properties file for a SASL/PLAIN user (the tools' --command-config)."""
     path = directory / f"{user}.properties"
     path.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from compat_tests.suites.franz_go_build import (  # noqa: F401  (SuiteUnavailable: API)
+from compat_tests.suites.franz_go_build import (
     Build,
     SuiteUnavailable,
     build,

@@ -48,7 +48,7 @@ from compat_tests.suites.librdkafka_brokers import (
     ThreeBrokerCluster,
     parse_security,
 )
-from compat_tests.suites.librdkafka_build import (  # noqa: F401  (build, SuiteUnavailable: API)
+from compat_tests.suites.librdkafka_build import (
     DEFAULT_VERSION,
     ROOT,
     Build,

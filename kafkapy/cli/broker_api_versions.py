@@ -70,7 +70,7 @@ def _is_api(key: int) -> bool:
     try:
         load_request_schema(key, client_max_version(key) or 0)
         return True
-    except Exception:  # noqa: BLE001 - a schema kio has but no request of (not an API)
+    except Exception:
         return False
 
 

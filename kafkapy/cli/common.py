@@ -296,7 +296,7 @@ def run_tool(main: Callable[[list[str]], int], argv: list[str]) -> int:
         return 130
     except BrokenPipeError:
         try:
-            sys.stdout = open("/dev/null", "w")  # noqa: SIM115
+            sys.stdout = open("/dev/null", "w")
         except OSError:
             pass
         return 0

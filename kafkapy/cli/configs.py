@@ -146,7 +146,7 @@ def parse_delete_config(items: list[str] | None) -> list[str]:
     return out
 
 
-def entity(opts) -> tuple[str, str | None]:  # noqa: ANN001
+def entity(opts) -> tuple[str, str | None]:
     """(entity type, name or None for all, '' for the default)."""
     pairs: list[tuple[str, str | None]] = []
     if opts.topic:
@@ -192,7 +192,7 @@ def entity(opts) -> tuple[str, str | None]:  # noqa: ANN001
     return etype, name
 
 
-def _resource(etype: str, name: str):  # noqa: ANN202
+def _resource(etype: str, name: str):
     from confluent_kafka.admin import ConfigResource
 
     kind = {
@@ -214,7 +214,7 @@ def _dynamic_source(etype: str, name: str) -> str | None:
     return None
 
 
-def _source_name(src) -> str:  # noqa: ANN001
+def _source_name(src) -> str:
     code = int(getattr(src, "value", src))
     return SOURCE_NAMES.get(code, "UNKNOWN")
 
@@ -225,7 +225,7 @@ def entry_line(e: Entry) -> str:
     return f"  {e.name}={value} sensitive={str(e.sensitive).lower()} synonyms={{{syn}}}"
 
 
-def _entries_confluent(admin, etype: str, name: str) -> list[Entry]:  # noqa: ANN001
+def _entries_confluent(admin, etype: str, name: str) -> list[Entry]:
     futures = admin.describe_configs([_resource(etype, name)], request_timeout=30)
     (fut,) = futures.values()
     out = []
@@ -264,7 +264,7 @@ def _entries_wire(bootstrap: str, etype: str, name: str, props: dict[str, str]) 
     return out
 
 
-def resource_entries(admin, etype: str, name: str, describe_all: bool) -> list[Entry]:  # noqa: ANN001
+def resource_entries(admin, etype: str, name: str, describe_all: bool) -> list[Entry]:
     if name == "":
         entries = _entries_wire(admin.kafkapy_bootstrap, etype, name, admin.kafkapy_props)
     else:
@@ -275,7 +275,7 @@ def resource_entries(admin, etype: str, name: str, describe_all: bool) -> list[E
     return sorted(entries, key=lambda e: e.name)
 
 
-def describe(admin, etype: str, name: str | None, describe_all: bool) -> list[str]:  # noqa: ANN001
+def describe(admin, etype: str, name: str | None, describe_all: bool) -> list[str]:
     lines: list[str] = []
     singular = etype[:-1]
     if name is not None and not describe_all:
@@ -304,7 +304,7 @@ def describe(admin, etype: str, name: str | None, describe_all: bool) -> list[st
     return lines
 
 
-def alter(admin, opts, etype: str, name: str | None) -> str:  # noqa: ANN001
+def alter(admin, opts, etype: str, name: str | None) -> str:
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry
 
     if name is None:
@@ -378,7 +378,7 @@ def _alter_wire(
             )
 
 
-def _users(opts, name: str | None) -> list[str]:  # noqa: ANN001
+def _users(opts, name: str | None) -> list[str]:
     """--zookeeper --entity-type users: SCRAM credentials (kafkapy.cli.user_configs)."""
     from kafkapy.cli import user_configs as uc
 

@@ -222,7 +222,7 @@ def parse_offset(text: str | None) -> int:
     return value
 
 
-def check_args(opts, consumer_props: dict[str, str]) -> str | None:  # noqa: ANN001
+def check_args(opts, consumer_props: dict[str, str]) -> str | None:
     """Validate like Kafka's ConsoleConsumerOptions; returns the group id in use, if any."""
     if bool(opts.topic) == bool(opts.include):
         raise CliError("Exactly one of --topic or --include must be specified")
@@ -273,7 +273,7 @@ class Stop:
     def __init__(self) -> None:
         self.requested = False
 
-    def __call__(self, signum, frame) -> None:  # noqa: ANN001
+    def __call__(self, signum, frame) -> None:
         self.requested = True
 
 
@@ -311,7 +311,7 @@ def main(argv: list[str]) -> int:
         conf.setdefault("enable.auto.commit", "false")
     full = client_config(opts.bootstrap_server, conf)
     down: list[str] = []
-    _DOWN = _down_codes()  # noqa: N806
+    _DOWN = _down_codes()
     full["error_cb"] = lambda err: down.append(err.str()) if err.code() in _DOWN else None
     try:
         consumer = Consumer(full)

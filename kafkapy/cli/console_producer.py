@@ -225,7 +225,7 @@ class LineReader:
         return (None if key is None else self._null(key)), self._null(value), headers
 
 
-def read_lines(stream) -> Iterator[str]:  # noqa: ANN001
+def read_lines(stream) -> Iterator[str]:
     """Lines of a binary stream as text without terminators (\\n, \\r\\n, \\r), as readLine."""
     for raw in stream:
         text = raw.decode("utf-8", errors="replace")
@@ -239,7 +239,7 @@ def read_lines(stream) -> Iterator[str]:  # noqa: ANN001
 # -- producer -----------------------------------------------------------------------------------
 
 
-def producer_config(opts) -> dict:  # noqa: ANN001
+def producer_config(opts) -> dict:
     props = load_properties(opts.producer_config)
     props.update(parse_key_values(opts.producer_property, "producer property"))
     bootstrap = opts.bootstrap_server or opts.broker_list
@@ -326,7 +326,7 @@ def main(argv: list[str]) -> int:
     conf = producer_config(opts)
     failures: list[str] = []
 
-    def on_delivery(err, msg) -> None:  # noqa: ANN001
+    def on_delivery(err, msg) -> None:
         if err is not None:
             failures.append(err.str())
             if len(failures) <= 5:

@@ -92,7 +92,7 @@ def build_parser() -> ToolParser:
 
 
 
-def check_args(o) -> str:  # noqa: ANN001
+def check_args(o) -> str:
     actions = [
         n
         for n in ("list", "describe", "delete", "reset_offsets", "delete_offsets")

@@ -46,7 +46,7 @@ STATE_NAMES = {
 }
 
 class ConsumerGroupService:
-    def __init__(self, opts) -> None:  # noqa: ANN001
+    def __init__(self, opts) -> None:
         self.opts = opts
         self.timeout = opts.timeout / 1000.0
         self.admin = admin_client(opts.bootstrap_server, load_properties(opts.command_config))
@@ -67,7 +67,7 @@ class ConsumerGroupService:
             return sorted(g for g, _ in self.list_groups())
         return list(self.opts.group or [])
 
-    def describe(self, group: str):  # noqa: ANN201
+    def describe(self, group: str):
         from confluent_kafka import KafkaError, KafkaException
 
         fut = self.admin.describe_consumer_groups([group], request_timeout=self.timeout)[group]
@@ -79,7 +79,7 @@ class ConsumerGroupService:
                 return None
             raise CliError(kafka_error_message(e)) from None
 
-    def state_of(self, desc) -> str:  # noqa: ANN001
+    def state_of(self, desc) -> str:
         if desc is None:
             return "Dead"
         return STATE_NAMES.get(getattr(desc.state, "name", ""), "Unknown")
@@ -105,7 +105,7 @@ class ConsumerGroupService:
             out[t] = sorted(tm.partitions)
         return out
 
-    def log_offsets(self, tps: list[tuple[str, int]], spec) -> dict[tuple[str, int], int]:  # noqa: ANN001
+    def log_offsets(self, tps: list[tuple[str, int]], spec) -> dict[tuple[str, int], int]:
         from confluent_kafka import KafkaException, TopicPartition
 
         if not tps:
@@ -239,7 +239,7 @@ class ConsumerGroupService:
         found.update(self.log_end(missing))
         return found
 
-    def plan(self, group: str, file_plan) -> dict[tuple[str, int], int]:  # noqa: ANN001
+    def plan(self, group: str, file_plan) -> dict[tuple[str, int], int]:
         o = self.opts
         tps = self.partitions_to_reset(group) if not o.from_file else []
         existing = {t for t, _ in tps}
@@ -334,7 +334,7 @@ class ConsumerGroupService:
             try:
                 f.result()
                 ok.append(g)
-            except Exception as e:  # noqa: BLE001 - reported per group
+            except Exception as e:
                 failed.append((g, kafka_error_message(e)))
         if not failed:
             names = ", ".join(f"'{g}'" for g in ok)

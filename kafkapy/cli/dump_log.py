@@ -185,7 +185,7 @@ def _log_batches(index_path: Path) -> dict[int, BatchHeader] | None:
     log_path = index_path.with_name(index_path.name.split(".")[0] + ".log")
     if not log_path.exists():
         return None
-    sink = open(os.devnull, "w")  # noqa: SIM115
+    sink = open(os.devnull, "w")
     try:
         return {pos: h for pos, h, _ in _read_batches(log_path, sink)}
     finally:

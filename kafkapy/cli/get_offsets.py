@@ -73,7 +73,7 @@ def filter_from_patterns(spec: str) -> tuple[Callable[[str], bool], PartitionFil
     )
 
 
-def filter_from_topic(topic: str | None, partitions: str | None):  # noqa: ANN201
+def filter_from_topic(topic: str | None, partitions: str | None):
     topic_ok = include_list(topic or ".*")
     wanted: set[int] = set()
     if partitions:

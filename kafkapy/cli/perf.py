@@ -36,7 +36,7 @@ DEFAULT_TRANSACTIONAL_ID = "performance-producer-default-transactional-id"
 class Stats:
     """Kafka's ProducerPerformance.Stats: windows every 5 s, sampled latencies for percentiles."""
 
-    def __init__(self, num_records: int, out=None) -> None:  # noqa: ANN001
+    def __init__(self, num_records: int, out=None) -> None:
         self.out = out or sys.stdout
         self.start = now_ms()
         self.window_start = self.start
@@ -236,7 +236,7 @@ def main_producer_perf_test(argv: list[str]) -> int:
     stats = Stats(o.num_records)
     errors: list[str] = []
 
-    def on_delivery(err, msg) -> None:  # noqa: ANN001
+    def on_delivery(err, msg) -> None:
         if err is not None:
             if len(errors) < 5:
                 print(f"Error: {err.str()}", file=sys.stderr)
@@ -294,7 +294,7 @@ def main_producer_perf_test(argv: list[str]) -> int:
     return 1 if errors and not stats.count else 0
 
 
-def _payloads(o) -> list[bytes]:  # noqa: ANN001
+def _payloads(o) -> list[bytes]:
     if o.payload_file:
         delim = "\n" if o.payload_delimiter == "\\n" else o.payload_delimiter
         print(f"Reading payloads from: {o.payload_file}")
@@ -448,12 +448,12 @@ def main_consumer_perf_test(argv: list[str]) -> int:
     join_start = [now_ms()]
     assigned: set = set()
 
-    def on_assign(consumer, partitions) -> None:  # noqa: ANN001
+    def on_assign(consumer, partitions) -> None:
         if not assigned:
             join_ms[0] += now_ms() - join_start[0]
         assigned.update((p.topic, p.partition) for p in partitions)
 
-    def on_revoke(consumer, partitions) -> None:  # noqa: ANN001
+    def on_revoke(consumer, partitions) -> None:
         for p in partitions:
             assigned.discard((p.topic, p.partition))
         if not assigned:

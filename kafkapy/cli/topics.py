@@ -166,7 +166,7 @@ def parse_configs(items: list[str] | None) -> dict[str, str]:
     return configs
 
 
-def check_args(a) -> None:  # noqa: ANN001
+def check_args(a) -> None:
     chosen = [n for n in ("create", "list", "alter", "describe", "delete") if getattr(a, n)]
     if len(chosen) != 1:
         raise CliError(
@@ -224,7 +224,7 @@ def check_args(a) -> None:  # noqa: ANN001
 # -- actions ------------------------------------------------------------------------------------
 
 
-def _list_topic_names(admin, opts) -> list[str]:  # noqa: ANN001
+def _list_topic_names(admin, opts) -> list[str]:
     md = admin.list_topics(timeout=30)
     names = sorted(md.topics)
     if opts.topic:
@@ -233,12 +233,12 @@ def _list_topic_names(admin, opts) -> list[str]:  # noqa: ANN001
     return [n for n in names if not (opts.exclude_internal and is_internal(n))]
 
 
-def _ensure_exists(found: list[str], opts) -> None:  # noqa: ANN001
+def _ensure_exists(found: list[str], opts) -> None:
     if opts.topic and not found and not opts.if_exists:
         raise CliError(f"Topic '{opts.topic}' does not exist as expected")
 
 
-def create(admin, opts) -> None:  # noqa: ANN001
+def create(admin, opts) -> None:
     from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.admin import NewTopic
 
@@ -284,11 +284,11 @@ def create(admin, opts) -> None:  # noqa: ANN001
     print(f"Created topic {name}.")
 
 
-def list_topics(admin, opts) -> None:  # noqa: ANN001
+def list_topics(admin, opts) -> None:
     print("\n".join(_list_topic_names(admin, opts)))
 
 
-def alter(admin, opts) -> None:  # noqa: ANN001
+def alter(admin, opts) -> None:
     from confluent_kafka.admin import NewPartitions
 
     topics = _list_topic_names(admin, opts)
@@ -311,7 +311,7 @@ def alter(admin, opts) -> None:  # noqa: ANN001
         result(f)
 
 
-def delete(admin, opts) -> None:  # noqa: ANN001
+def delete(admin, opts) -> None:
     topics = _list_topic_names(admin, opts)
     _ensure_exists(topics, opts)
     if not topics:
@@ -321,7 +321,7 @@ def delete(admin, opts) -> None:  # noqa: ANN001
         result(f)
 
 
-def describe(admin, opts) -> None:  # noqa: ANN001
+def describe(admin, opts) -> None:
     if opts.topic_id:
         md_names = sorted(admin.list_topics(timeout=30).topics)
         infos = [t for t in collect_topics(admin, md_names, opts) if t.topic_id == opts.topic_id]

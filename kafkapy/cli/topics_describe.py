@@ -12,7 +12,7 @@ from kafkapy.metadata.uuids import uuid_to_base64
 DESCRIBE_TOPIC_PARTITIONS, LIST_PARTITION_REASSIGNMENTS = 75, 46
 
 
-def _wire_apis(conn) -> set[int]:  # noqa: ANN001
+def _wire_apis(conn) -> set[int]:
     from kio.schema.api_versions.v3.request import ApiVersionsRequest
 
     resp = conn.request(
@@ -21,7 +21,7 @@ def _wire_apis(conn) -> set[int]:  # noqa: ANN001
     return {int(a.api_key) for a in resp.api_keys} if resp.error_code == 0 else set()
 
 
-def _describe_partitions(conn, names: list[str], limit: int) -> dict[str, tuple[str, list]]:  # noqa: ANN001
+def _describe_partitions(conn, names: list[str], limit: int) -> dict[str, tuple[str, list]]:
     """topic -> (topic id, partitions) through DescribeTopicPartitions, following the cursor."""
     from kio.schema.describe_topic_partitions.v0 import request as q
 
@@ -60,7 +60,7 @@ def _describe_partitions(conn, names: list[str], limit: int) -> dict[str, tuple[
         cursor = q.Cursor(topic_name=nxt.topic_name, partition_index=nxt.partition_index)
 
 
-def _reassignments(conn, names: list[str]) -> dict[tuple[str, int], tuple[list, list]]:  # noqa: ANN001
+def _reassignments(conn, names: list[str]) -> dict[tuple[str, int], tuple[list, list]]:
     """(topic, partition) -> (adding, removing) of the ongoing reassignments among ``names``."""
     import datetime
 
@@ -83,7 +83,7 @@ def _reassignments(conn, names: list[str]) -> dict[tuple[str, int], tuple[list, 
     }
 
 
-def collect_topics(admin, names: list[str], opts=None) -> list[TopicInfo]:  # noqa: ANN001
+def collect_topics(admin, names: list[str], opts=None) -> list[TopicInfo]:
     from confluent_kafka import TopicCollection
     from confluent_kafka.admin import ConfigResource
 

@@ -79,7 +79,7 @@ def partition_line(topic: str, p: PartitionInfo) -> str:
     )
 
 
-def describe_lines(topics: list[TopicInfo], opts, live_brokers: set[int]) -> list[str]:  # noqa: ANN001
+def describe_lines(topics: list[TopicInfo], opts, live_brokers: set[int]) -> list[str]:
     reports = (
         opts.under_replicated_partitions
         or opts.unavailable_partitions

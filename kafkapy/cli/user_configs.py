@@ -56,7 +56,7 @@ def iterations_and_password(mechanism: str, value: str) -> tuple[int, str]:
     return iterations, m.group(2)
 
 
-def alter_with_admin(admin, user: str, to_add: dict[str, str], to_delete: list[str]) -> str:  # noqa: ANN001
+def alter_with_admin(admin, user: str, to_add: dict[str, str], to_delete: list[str]) -> str:
     from confluent_kafka.admin import (
         ScramCredentialInfo,
         ScramMechanism,
@@ -82,7 +82,7 @@ def alter_with_admin(admin, user: str, to_add: dict[str, str], to_delete: list[s
     return f"Completed updating config for user {user}."
 
 
-def describe_with_admin(admin, user: str | None) -> list[str]:  # noqa: ANN001
+def describe_with_admin(admin, user: str | None) -> list[str]:
     from confluent_kafka import KafkaException
 
     futures = admin.describe_user_scram_credentials([user] if user else None, request_timeout=30)
@@ -110,7 +110,7 @@ def describe_with_admin(admin, user: str | None) -> list[str]:  # noqa: ANN001
     return lines
 
 
-def _store(connect: str):  # noqa: ANN202
+def _store(connect: str):
     from kafkapy.metadata.errors import MetadataError
     from kafkapy.metadata.zookeeper import ZooKeeperStore
 

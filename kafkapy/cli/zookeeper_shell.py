@@ -27,7 +27,7 @@ def java_date(ms: int) -> str:
     )
 
 
-def stat_lines(st) -> list[str]:  # noqa: ANN001
+def stat_lines(st) -> list[str]:
     return [
         f"cZxid = {hex(st.czxid)}",
         f"ctime = {java_date(st.ctime)}",
@@ -43,7 +43,7 @@ def stat_lines(st) -> list[str]:  # noqa: ANN001
     ]
 
 
-def run_command(zk, words: list[str], out=None) -> bool:  # noqa: ANN001
+def run_command(zk, words: list[str], out=None) -> bool:
     """Run one shell command; False if it failed (the message is printed)."""
     from kazoo.exceptions import NoNodeError
 
@@ -136,7 +136,7 @@ def main(argv: list[str]) -> int:
         zk.close()
 
 
-def _quiet():  # noqa: ANN202
+def _quiet():
     import logging
 
     logger = logging.getLogger("kafkapy.cli.kazoo")

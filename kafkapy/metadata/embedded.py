@@ -138,7 +138,7 @@ class EmbeddedStore(MetadataStore):
 
     def _acquire_file_lock(self) -> IO[bytes]:
         lock_path = self._db_path.with_name(self._db_path.name + ".lock")
-        f = open(lock_path, "a+b")  # noqa: SIM115 - held open for the store's lifetime
+        f = open(lock_path, "a+b")
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:

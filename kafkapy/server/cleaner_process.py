@@ -55,7 +55,7 @@ def _main(conn: Connection) -> None:
         fds = [recv_handle(conn) for _ in job.segments]
         try:
             reply: tuple[str, Any] = ("ok", run_job(job, fds))
-        except BaseException as e:  # noqa: BLE001  (every failure goes back to the broker)
+        except BaseException as e:
             reply = ("error", e)
         finally:
             for fd in fds:

@@ -120,7 +120,7 @@ class RequestContext:
         return self.session.principal
 
     @property
-    def R(self) -> ModuleType:  # noqa: N802  (the response entities of this request's version)
+    def R(self) -> ModuleType:
         return response_module(self.header.api_key, self.header.api_version)
 
 

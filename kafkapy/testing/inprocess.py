@@ -72,7 +72,7 @@ class BrokerThread(TestBroker):
 
         try:
             trio.run(main)
-        except BaseException as e:  # noqa: BLE001 - reported by start() or stop()
+        except BaseException as e:
             self.error = e
         finally:
             self._ready.set()

@@ -207,9 +207,9 @@ def spawn_broker(argv: list[str], log: str) -> ZygoteChild | None:
 
 def _preload() -> None:
     """Everything `kafkapy server` imports, in embedded and in ZooKeeper mode."""
-    import kafkapy.cli.main  # noqa: F401
-    import kafkapy.metadata.zookeeper  # noqa: F401
-    import kafkapy.server.broker  # noqa: F401
+    import kafkapy.cli.main
+    import kafkapy.metadata.zookeeper
+    import kafkapy.server.broker
     import kafkapy.server.replica_manager  # noqa: F401
     from kafkapy.server.registry import load_all
 
