@@ -278,9 +278,10 @@ class TopicRegistry:
     # -- deletion and growth ----------------------------------------------------------------
     def delete(self, name: str) -> TopicInfo:
         info = self.by_name.get(name)
-        if info is None:
+        if info is None:  # Kafka answers with the error's default message
             raise TopicError(
-                ErrorCode.unknown_topic_or_partition, "This server does not host this topic."
+                ErrorCode.unknown_topic_or_partition,
+                "This server does not host this topic-partition.",
             )
         self.broker.cluster.delete_topic(name)
         if self.broker.replicas is not None:
