@@ -1,0 +1,160 @@
+"""Differential sessions on the wire with the raw protocol client (exact error fields): the
+ApiVersions ranges per API, Fetch at an out-of-range offset, ListOffsets by time, Metadata of an
+unknown topic with auto-creation on, and Produce requests a broker must refuse. Each runs against
+Apache Kafka 4.4 and kafkapy; differences not in known_differences.py fail the test.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+import uuid
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from compat_tests.reference.differential import Differential, Target
+from compat_tests.reference.observe import create_topic, entity_obs, produce_batch, raw
+
+
+def api_versions(target: Target) -> dict[str, Any]:
+    from kio.index import api_key_map
+    from kio.schema.api_versions.v3.request import ApiVersionsRequest
+
+    with raw(target) as client:
+        resp = client.request(ApiVersionsRequest(client_software_name="differential",
+                                                 client_software_version="1"))
+    return {
+        "error_code": resp.error_code.name,
+        "api_keys": {f"{int(k.api_key)}:{api_key_map.get(int(k.api_key), 'unknown')}":
+                     f"{k.min_version}..{k.max_version}" for k in resp.api_keys},
+        "supported_features": {f.name: f"{f.min_version}..{f.max_version}"
+                               for f in resp.supported_features},
+        "finalized_features": {f.name: f"{f.min_version_level}..{f.max_version_level}"
+                               for f in resp.finalized_features},
+    }
+
+
+def test_api_versions(differential: Differential) -> None:
+    outcome = differential.check("api_versions", api_versions)
+    assert outcome.observations > 50  # every API key is compared, not an empty answer
+
+
+def fetch_out_of_range(target: Target) -> dict[str, Any]:
+    from kio.schema.fetch.v12.request import FetchPartition, FetchRequest, FetchTopic
+
+    topic = "diff-fetch-out-of-range"
+    create_topic(target, topic)
+    produced = produce_batch(target, topic, [(int(time.time() * 1000), b"v%d" % i)
+                                             for i in range(3)])
+    out: dict[str, Any] = {"produce": entity_obs(produced, drop={"log_append_time"})}
+    with raw(target) as client:
+        for name, offset in (("above_end", 100), ("negative", -7), ("at_end", 3)):
+            resp = client.request(FetchRequest(
+                replica_id=-1, max_wait=datetime.timedelta(milliseconds=0), min_bytes=1,
+                max_bytes=1 << 20, isolation_level=0, session_id=0, session_epoch=-1,
+                topics=(FetchTopic(topic=topic, partitions=(FetchPartition(
+                    partition=0, current_leader_epoch=-1, fetch_offset=offset,
+                    last_fetched_epoch=-1, log_start_offset=-1,
+                    partition_max_bytes=1 << 20),)),),
+                forgotten_topics_data=(), rack_id=""))
+            out[name] = entity_obs(resp)
+    return out
+
+
+def test_fetch_out_of_range(differential: Differential) -> None:
+    outcome = differential.check("fetch_out_of_range", fetch_out_of_range)
+    assert outcome.observations > 20
+
+
+def list_offsets_by_time(target: Target) -> dict[str, Any]:
+    from kio.schema.list_offsets.v7.request import (
+        ListOffsetsPartition,
+        ListOffsetsRequest,
+        ListOffsetsTopic,
+    )
+
+    topic = "diff-list-offsets"
+    create_topic(target, topic)
+    base = (int(time.time()) - 600) * 1000  # ten minutes ago, well inside retention
+    # offsets 0..2 in one batch (its largest timestamp at offset 1), offset 3 in another
+    produce_batch(target, topic, [(base + 1000, b"a"), (base + 3000, b"b"), (base + 2000, b"c")])
+    produce_batch(target, topic, [(base + 1500, b"d")])
+    queries = {"earliest": -2, "latest": -1, "max_timestamp": -3, "at_1500": base + 1500,
+               "at_2500": base + 2500, "after_all": base + 60_000, "before_all": base}
+    out: dict[str, Any] = {}
+    with raw(target) as client:
+        for name, ts in queries.items():
+            resp = client.request(ListOffsetsRequest(
+                replica_id=-1, isolation_level=0, topics=(ListOffsetsTopic(
+                    name=topic, partitions=(ListOffsetsPartition(
+                        partition_index=0, current_leader_epoch=-1, timestamp=ts),)),)))
+            part = entity_obs(resp)["topics"][0]["partitions"][0]
+            if part["timestamp"] >= base:
+                part["timestamp"] = f"base+{part['timestamp'] - base}"
+            out[name] = part
+    return out
+
+
+def test_list_offsets_by_time(differential: Differential) -> None:
+    outcome = differential.check("list_offsets_by_time", list_offsets_by_time)
+    assert outcome.observations >= 7 * 5
+
+
+def metadata_auto_create(target: Target) -> dict[str, Any]:
+    from kio.schema.metadata.v12.request import MetadataRequest, MetadataRequestTopic
+
+    def ask(client: Any, name: str, create: bool) -> Any:
+        resp = client.request(MetadataRequest(
+            topics=(MetadataRequestTopic(topic_id=uuid.UUID(int=0), name=name),),
+            allow_auto_topic_creation=create, include_topic_authorized_operations=False))
+        return resp.topics[0]
+
+    out: dict[str, Any] = {}
+    with raw(target) as client:
+        first = ask(client, "diff-auto-created", True)
+        out["first"] = {"error_code": first.error_code.name,
+                        "partitions": len(first.partitions)}
+        deadline = time.monotonic() + 20
+        topic = first
+        while time.monotonic() < deadline:
+            topic = ask(client, "diff-auto-created", True)
+            if topic.error_code == ErrorCode.none and topic.partitions and all(
+                    p.leader_id >= 0 for p in topic.partitions):
+                break
+            time.sleep(0.1)
+        out["settled"] = entity_obs(topic, drop={"leader_epoch"})
+        no_create = ask(client, "diff-not-auto-created", False)
+        out["no_create"] = entity_obs(no_create)
+        out["invalid_name"] = entity_obs(ask(client, "diff bad name!", True))
+    return out
+
+
+def test_metadata_auto_create(differential: Differential) -> None:
+    outcome = differential.check("metadata_auto_create", metadata_auto_create)
+    assert outcome.observations > 10
+
+
+def produce_errors(target: Target) -> dict[str, Any]:
+    topic = "diff-produce-errors"
+    create_topic(target, topic, configs={"max.message.bytes": "1000"})
+    now = int(time.time() * 1000)
+    cases = {
+        "unknown_topic": ("diff-produce-nowhere", 0, [(now, b"x")]),
+        "unknown_partition": (topic, 5, [(now, b"x")]),
+        "oversized_record": (topic, 0, [(now, b"x" * 3000)]),
+        "timestamp_far_future": (topic, 0, [(now + 3 * 86_400_000, b"x")]),
+        "fits": (topic, 0, [(now, b"x" * 100)]),
+    }
+    out: dict[str, Any] = {}
+    for name, (where, partition, records) in cases.items():
+        resp = produce_batch(target, where, records, partition=partition)
+        assert [t.name for t in resp.responses] == [where]
+        out[name] = entity_obs(resp.responses[0].partition_responses[0],
+                               drop={"log_append_time"})
+    return out
+
+
+def test_produce_errors(differential: Differential) -> None:
+    outcome = differential.check("produce_errors", produce_errors)
+    assert outcome.observations > 20
