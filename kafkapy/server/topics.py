@@ -54,7 +54,7 @@ log = logging.getLogger("kafkapy.topics")
 @dataclass(slots=True)
 class TopicError(Exception):
     code: ErrorCode
-    message: str
+    message: str | None
 
 
 class TopicRegistry:
@@ -298,10 +298,8 @@ class TopicRegistry:
         self, name: str, count: int, assignments: list[list[int]] | None, validate_only: bool
     ) -> TopicInfo:
         info = self.by_name.get(name)
-        if info is None:
-            raise TopicError(
-                ErrorCode.unknown_topic_or_partition, "This server does not host this topic."
-            )
+        if info is None:  # Kafka's controller answers with the code alone
+            raise TopicError(ErrorCode.unknown_topic_or_partition, None)
         current = len(info.partitions)
         if count < current:
             raise TopicError(
