@@ -54,6 +54,8 @@ FETCH_OUT_OF_RANGE = (f"Kafka 4.4 answers OFFSET_OUT_OF_RANGE with high watermar
                       f"and log start offsets -1; kafkapy with the real ones ({PROTOCOL_LINE})")
 AUTO_CREATE_SYNC = ("Kafka 4.4 creates the topic through the controller and answers the first "
                     "Metadata with UNKNOWN_TOPIC_OR_PARTITION; kafkapy creates it synchronously")
+PARTITIONS_MESSAGES = ("KRaft's messages for CreatePartitions that do not grow a topic or grow "
+                       "it too much; kafkapy the ZooKeeper-mode ones")
 RECORD_ERRORS = ("kafkapy does not fill record_errors (batch index and message) for records "
                  "refused by validation, nor Kafka's summary error_message")
 
@@ -470,4 +472,40 @@ KNOWN: list[Known] = [
            'amp should be within [<clock>, <clock>]'),
           '<absent>',
           RECORD_ERRORS),
+    # ---- create_partitions
+    Known('create_partitions', 'same.error_message',
+          'Topic already has 2 partition(s).',
+          'Topic already has 2 partitions.',
+          PARTITIONS_MESSAGES),
+    Known('create_partitions', 'shrink.error_message',
+          ('The topic diff-create-partitions currently has 2 partition(s); 1 would'
+           ' not be an increase.'),
+          'Topic currently has 2 partitions, which is higher than the requested 1.',
+          PARTITIONS_MESSAGES),
+    Known('create_partitions', 'too_many.error_message',
+          'Excessively large number of additional partitions per request.',
+          'Unable to perform excessively large batch operation.',
+          PARTITIONS_MESSAGES),
+    # ---- delete_records
+    Known('delete_records', 'fetch_below_log_start.responses.0.partitions.0.high_watermark',
+          -1,
+          6,
+          FETCH_OUT_OF_RANGE),
+    Known('delete_records', 'fetch_below_log_start.responses.0.partitions.0.last_stable_offset',
+          -1,
+          6,
+          FETCH_OUT_OF_RANGE),
+    Known('delete_records', 'fetch_below_log_start.responses.0.partitions.0.log_start_offset',
+          -1,
+          4,
+          FETCH_OUT_OF_RANGE),
+    # ---- legacy_alter_configs
+    Known('legacy_alter_configs', 'removed_key.error_code',
+          'invalid_config',
+          'none',
+          REMOVED_ACCEPTED),
+    Known('legacy_alter_configs', 'removed_key.error_message',
+          'Unknown topic config name: message.format.version',
+          None,
+          REMOVED_ACCEPTED),
 ]
