@@ -66,6 +66,8 @@ def normalise(value: Any, target: Target) -> Any:
         return CLOCK_RE.sub("<clock>", UUID_RE.sub("<uuid>", text))
     if hasattr(value, "name") and hasattr(value, "value") and not isinstance(value, (int, float)):
         return str(value.name)  # enums that are not ints
+    if isinstance(value, int) and not isinstance(value, bool) and value == target.port:
+        return "<port>"
     if value is None or isinstance(value, (bool, int, float)):
         return value
     return normalise(str(value), target)

@@ -56,6 +56,8 @@ AUTO_CREATE_SYNC = ("Kafka 4.4 creates the topic through the controller and answ
                     "Metadata with UNKNOWN_TOPIC_OR_PARTITION; kafkapy creates it synchronously")
 PARTITIONS_MESSAGES = ("KRaft's messages for CreatePartitions that do not grow a topic or grow "
                        "it too much; kafkapy the ZooKeeper-mode ones")
+GROUP_CONFIG_OPERATIONS = ("Kafka 4.4's group resource supports DESCRIBE_CONFIGS and ALTER_CONFIGS "
+                           "(group configs, KIP-848); kafkapy's only READ, DESCRIBE and DELETE")
 RECORD_ERRORS = ("kafkapy does not fill record_errors (batch index and message) for records "
                  "refused by validation, nor Kafka's summary error_message")
 
@@ -508,4 +510,9 @@ KNOWN: list[Known] = [
           'Unknown topic config name: message.format.version',
           None,
           REMOVED_ACCEPTED),
+    # ---- kafka_python_group
+    Known('kafka_python_group', 'described.authorized_operations.ALTER_CONFIGS', True, '<absent>',
+          GROUP_CONFIG_OPERATIONS),
+    Known('kafka_python_group', 'described.authorized_operations.DESCRIBE_CONFIGS', True,
+          '<absent>', GROUP_CONFIG_OPERATIONS),
 ]
