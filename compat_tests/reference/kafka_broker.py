@@ -63,8 +63,11 @@ def java_missing() -> str | None:
 
 def random_cluster_id() -> str:
     """A cluster id as ``kafka-storage.sh random-uuid`` prints one: 16 random bytes, base64url
-    without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    without padding, never starting with ``-`` (a command line would take it for an option)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec

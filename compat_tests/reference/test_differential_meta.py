@@ -66,3 +66,10 @@ def test_every_known_difference_is_in_findings() -> None:
     missing = [f"{k.session} {k.path}" for k in KNOWN
                if not any(fnmatch.fnmatchcase(k.path, p) for p in patterns.get(k.session, []))]
     assert not missing, "known differences without an entry in FINDINGS.md:\n" + "\n".join(missing)
+
+
+def test_cluster_ids_are_never_taken_for_options() -> None:
+    from compat_tests.reference.kafka_broker import random_cluster_id
+
+    ids = [random_cluster_id() for _ in range(2000)]  # about 1 in 64 would start with "-"
+    assert all(len(i) == 22 and not i.startswith("-") for i in ids)
