@@ -91,6 +91,7 @@ def codecs(target: Target) -> dict[str, Any]:
                              on_delivery=lambda err, msg, out=reports: out.append(
                                  err.name() if err else msg.offset()))
         assert producer.flush(30) == 0
+        producer.close()
         session: dict[str, Any] = {"delivered": sorted(r for r in reports if isinstance(r, int)),
                                    "delivery_errors": [r for r in reports if isinstance(r, str)]}
         session["confluent"] = _consume_confluent(target, topic, RECORDS)
@@ -158,6 +159,7 @@ def classic_group(target: Target) -> dict[str, Any]:
     for i in range(10):
         producer.produce(topic, value=b"g%d" % i, partition=i % 2)
     assert producer.flush(30) == 0
+    producer.close()
     out: dict[str, Any] = {}
     consumer = Consumer({"bootstrap.servers": target.bootstrap, "group.id": group,
                          "client.id": "diff-member", "auto.offset.reset": "earliest",
@@ -264,6 +266,7 @@ def transactions(target: Target) -> dict[str, Any]:
     out["after_abort"] = {"hw": _list_offset(target, topic, 0),
                           "lso": _list_offset(target, topic, 1),
                           "fetch_committed": _fetch_obs(target, topic, 1)}
+    producer.close()
     return out
 
 

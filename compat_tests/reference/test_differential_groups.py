@@ -23,6 +23,7 @@ def _produce(target: Target, topic: str, count: int, partitions: int = 1) -> Non
     for i in range(count):
         producer.produce(topic, value=b"m%d" % i, partition=i % partitions)
     assert producer.flush(30) == 0
+    producer.close()
 
 
 def _describe_group(target: Target, group: str) -> dict[str, Any]:
@@ -189,6 +190,7 @@ def transaction_admin(target: Target) -> dict[str, Any]:
         time.sleep(0.1)
     out["committed"] = state
     out["unknown_id"] = _txn_state(target, "diff-txn-admin-never", topic)["describe"]
+    producer.close()
     return out
 
 
