@@ -97,3 +97,23 @@ def produce_batch(target: Target, topic: str, records: list[tuple[int, bytes]],
     batch = encode_batch([Record(0, ts, None, value, []) for ts, value in records], codec=codec)
     with raw(target) as client:
         return client.request(produce_request(topic, batch, acks=-1, partition=partition))
+
+
+RETRIABLE_PRODUCE = (ErrorCode.not_leader_or_follower, ErrorCode.leader_not_available,
+                     ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas)
+
+
+def produce_ok(target: Target, topic: str, records: list[tuple[int, bytes]],
+               partition: int = 0, timeout: float = 20.0) -> Any:
+    """Produce a batch the way a client does: retried while the partition's leader is not
+    ready yet (a new topic's leader can be in Metadata before it takes writes); it must land."""
+    deadline = time.monotonic() + timeout
+    while True:
+        resp = produce_batch(target, topic, records, partition=partition)
+        error = resp.responses[0].partition_responses[0].error_code
+        if error == ErrorCode.none:
+            return resp
+        if error not in RETRIABLE_PRODUCE or time.monotonic() > deadline:
+            raise AssertionError(f"produce to {topic}-{partition} on {target.kind}: {resp}")
+        time.sleep(0.1)
+

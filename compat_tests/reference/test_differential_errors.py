@@ -17,7 +17,12 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from compat_tests.reference.differential import Differential, Target
-from compat_tests.reference.observe import create_topic, entity_obs, produce_batch, raw
+from compat_tests.reference.observe import (
+    create_topic,
+    entity_obs,
+    produce_ok,
+    raw,
+)
 from kafkapy.protocol.record_batch import Record, encode_batch
 
 TOPIC_RESOURCE = 2
@@ -151,7 +156,7 @@ def delete_records(target: Target) -> dict[str, Any]:
     topic = "diff-delete-records"
     create_topic(target, topic)
     for i in range(3):
-        produce_batch(target, topic, [(1_700_000_000_000 + i, b"r%d" % i) for _ in range(2)])
+        produce_ok(target, topic, [(1_700_000_000_000 + i, b"r%d" % i) for _ in range(2)])
     out: dict[str, Any] = {}
     with raw(target) as client:
         for name, (where, partition, offset) in {
@@ -215,6 +220,7 @@ def idempotent_sequences(target: Target) -> dict[str, Any]:
 
     topic = "diff-idempotent"
     create_topic(target, topic)
+    produce_ok(target, topic, [(1_700_000_000_000, b"warm-up")])  # the leader takes writes
     out: dict[str, Any] = {}
     with raw(target) as client:
         deadline = time.monotonic() + 20
