@@ -3,9 +3,10 @@ against kafkapy, normalise what the client observed, flatten it to key paths and
 
 A session is a function of a `Target` (the broker's bootstrap address and its kind) returning
 what a client observed as nested dicts/lists/scalars. `normalise` turns what legitimately differs
-between two brokers (ports, hosts, cluster ids, topic ids, node ids, throttle times) into fixed
-tokens; `flatten` turns the result into ``{"a.b.c": value}``; `compare` lists every path where
-the two brokers disagree. Apache Kafka decides: `Differential.check` fails on any difference that
+between two brokers (ports, hosts, cluster ids, topic ids, clock values in messages) into fixed
+tokens (both brokers are node 1; sessions leave out throttle times and producer ids);
+`flatten` turns the result into ``{"a.b.c": value}``; `compare` lists every path where the two
+brokers disagree. Apache Kafka decides: `Differential.check` fails on any difference that
 known_differences.py does not list (with both values), and on a listed difference that no longer
 occurs, so the list can only shrink as kafkapy is fixed. `Differential.summary` gives the counts
 the run prints at its end.

@@ -32,8 +32,9 @@ def test_normalise_hides_addresses_ids_and_clock_only() -> None:
     text = ("at 127.0.0.1:1111 of clusterA, topic 0f8fad5b-d9cb-469f-a165-70867728950e, "
             "1795796547724")
     assert normalise(text, kafka) == "at <host>:<port> of <cluster-id>, topic <uuid>, <clock>"
-    assert normalise({"n": 9223372036854775807, "s": "42"}, kafkapy) == {
-        "n": 9223372036854775807, "s": "42"}
+    assert normalise({"n": 9223372036854775807, "s": "42", "port": 2222, "other": 1111},
+                     kafkapy) == {"n": 9223372036854775807, "s": "42", "port": "<port>",
+                                  "other": 1111}
 
 
 def test_judge_fails_on_unknown_and_on_gone_differences() -> None:
