@@ -1203,4 +1203,6 @@ KNOWN: list[Known] = [
           FETCH_PARTIAL_BATCH),
     Known('fetch_limits', 'response_limit_two_batches.0.partial_tail', True, False,
           FETCH_PARTIAL_BATCH),
+    # ---- unsupported_versions
+    Known('unsupported_versions', 'api_versions_v99.api_versions_range.0.1', 5, 4, API_MAX),
 ]

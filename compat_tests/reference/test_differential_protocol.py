@@ -7,6 +7,7 @@ Apache Kafka 4.4 and kafkapy; differences not in known_differences.py fail the t
 from __future__ import annotations
 
 import datetime
+import struct
 import time
 import uuid
 from typing import Any
@@ -165,3 +166,42 @@ def produce_errors(target: Target) -> dict[str, Any]:
 def test_produce_errors(differential: Differential) -> None:
     outcome = differential.check("produce_errors", produce_errors)
     assert outcome.observations > 20
+
+
+def _frame(api_key: int, version: int, flexible: bool = False) -> bytes:
+    """A request frame of any version: header v1, or v2 (an empty tagged-field section after the
+    client id) as a client of a newer, flexible version sends it; no body."""
+    client_id = b"differential"
+    head = struct.pack(">hhih", api_key, version, 1, len(client_id)) + client_id
+    return head + (b"\x00" if flexible else b"")
+
+
+def unsupported_versions(target: Target) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    with raw(target) as client:  # ApiVersions of a version the broker does not know
+        client.send_frame(_frame(18, 99, flexible=True))
+        try:
+            frame = client.recv_frame()
+        except ConnectionError:
+            frame = b""
+    if not frame:
+        out["api_versions_v99"] = "connection closed"
+    else:
+        (error,) = struct.unpack_from(">h", frame, 4)
+        (count,) = struct.unpack_from(">i", frame, 6)
+        keys = [struct.unpack_from(">hhh", frame, 10 + 6 * i) for i in range(count)]
+        out["api_versions_v99"] = {
+            "correlation_id": struct.unpack_from(">i", frame)[0], "error_code": error,
+            "answered_as_v0": len(frame) == 10 + 6 * count,
+            "api_versions_range": [list(k[1:]) for k in keys if k[0] == 18]}
+    for name, api_key, version in (("metadata_v99", 3, 99), ("unknown_api_key", 999, 0),
+                                   ("produce_v2_removed", 0, 2)):
+        with raw(target, timeout=10) as client:
+            client.send_frame(_frame(api_key, version))
+            out[name] = {"closed": client.is_closed_by_peer(timeout=5)}
+    return out
+
+
+def test_unsupported_versions(differential: Differential) -> None:
+    outcome = differential.check("unsupported_versions", unsupported_versions)
+    assert outcome.observations >= 8
