@@ -48,6 +48,20 @@ def _consume_confluent(target: Target, topic: str, count: int, partitions: int =
         consumer.close()
 
 
+def _consume_kafka_python(target: Target, topic: str, isolation: str) -> list[Any]:
+    """(offset, value) of every record kafka-python's consumer reads within a few seconds."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=target.bootstrap, enable_auto_commit=False,
+                             isolation_level=isolation, consumer_timeout_ms=3_000)
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        consumer.seek_to_beginning()
+        return [[m.offset, m.value] for m in consumer]
+    finally:
+        consumer.close()
+
+
 def _raw_fetch(target: Target, topic: str, offset: int = 0, isolation: int = 0) -> Any:
     from kio.schema.fetch.v12.request import FetchPartition, FetchRequest, FetchTopic
 
@@ -249,6 +263,9 @@ def transactions(target: Target) -> dict[str, Any]:
             target, topic, 4, isolation="read_committed", timeout=15)],
         "read_uncommitted": [m.get("value") for m in _consume_confluent(
             target, topic, 6, timeout=15)],
+        "read_committed_kafka_python": _consume_kafka_python(target, topic, "read_committed"),
+        "read_uncommitted_kafka_python": _consume_kafka_python(target, topic,
+                                                               "read_uncommitted"),
         "closed": {"hw": _list_offset(target, topic, 0), "lso": _list_offset(target, topic, 1)},
     }
     producer.begin_transaction()

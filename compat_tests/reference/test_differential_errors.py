@@ -276,3 +276,76 @@ def join_group_errors(target: Target) -> dict[str, Any]:
 def test_join_group_errors(differential: Differential) -> None:
     outcome = differential.check("join_group_errors", join_group_errors)
     assert outcome.observations >= 28
+
+
+def classic_group_protocol(target: Target) -> dict[str, Any]:
+    """A classic group driven request by request: join (member id required, then joined as
+    leader), sync, and then heartbeats, syncs, commits and leaves with a wrong generation, an
+    unknown member or a wrong protocol type."""
+    from kio.schema.heartbeat.v4.request import HeartbeatRequest
+    from kio.schema.join_group.v7.request import JoinGroupRequest, JoinGroupRequestProtocol
+    from kio.schema.leave_group.v5.request import LeaveGroupRequest, MemberIdentity
+    from kio.schema.offset_commit.v8.request import (
+        OffsetCommitRequest,
+        OffsetCommitRequestPartition,
+        OffsetCommitRequestTopic,
+    )
+    from kio.schema.sync_group.v5.request import SyncGroupRequest, SyncGroupRequestAssignment
+
+    group, topic = "diff-classic-protocol", "diff-classic-protocol-topic"
+    create_topic(target, topic)
+    wait_for_coordinator(target, group)
+    out: dict[str, Any] = {}
+    with raw(target) as client:
+        def join(member_id: str) -> Any:
+            return client.request(JoinGroupRequest(
+                group_id=group, session_timeout=datetime.timedelta(seconds=30),
+                rebalance_timeout=datetime.timedelta(seconds=10), member_id=member_id,
+                group_instance_id=None, protocol_type="consumer",
+                protocols=(JoinGroupRequestProtocol(name="range", metadata=b"\0\0"),)))
+
+        first = join("")
+        out["join_without_id"] = entity_obs(first)
+        joined = join(first.member_id)
+        out["join"] = entity_obs(joined)
+        member, generation = joined.member_id, joined.generation_id
+
+        def sync(gen: int, who: str, protocol_type: str | None = "consumer") -> Any:
+            return entity_obs(client.request(SyncGroupRequest(
+                group_id=group, generation_id=gen, member_id=who, group_instance_id=None,
+                protocol_type=protocol_type, protocol_name="range",
+                assignments=(SyncGroupRequestAssignment(member_id=member,
+                                                        assignment=b"assigned"),))))
+
+        def heartbeat(gen: int, who: str) -> Any:
+            return entity_obs(client.request(HeartbeatRequest(
+                group_id=group, generation_id=gen, member_id=who, group_instance_id=None)))
+
+        def commit(gen: int, who: str) -> Any:
+            return entity_obs(client.request(OffsetCommitRequest(
+                group_id=group, generation_id_or_member_epoch=gen, member_id=who,
+                group_instance_id=None, topics=(OffsetCommitRequestTopic(
+                    name=topic, partitions=(OffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=0, committed_leader_epoch=-1,
+                        committed_metadata="m"),)),))))
+
+        out["sync_wrong_protocol_type"] = sync(generation, member, "connect")
+        out["sync"] = sync(generation, member)
+        out["sync_wrong_generation"] = sync(generation + 5, member)
+        out["sync_unknown_member"] = sync(generation, "diff-nobody")
+        out["heartbeat"] = heartbeat(generation, member)
+        out["heartbeat_wrong_generation"] = heartbeat(generation + 5, member)
+        out["heartbeat_unknown_member"] = heartbeat(generation, "diff-nobody")
+        out["commit"] = commit(generation, member)
+        out["commit_wrong_generation"] = commit(generation + 5, member)
+        out["commit_unknown_member"] = commit(generation, "diff-nobody")
+        out["leave"] = entity_obs(client.request(LeaveGroupRequest(group_id=group, members=(
+            MemberIdentity(member_id="diff-nobody", group_instance_id=None, reason="test"),
+            MemberIdentity(member_id=member, group_instance_id=None, reason="test"),))))
+        out["heartbeat_after_leave"] = heartbeat(generation, member)
+    return out
+
+
+def test_classic_group_protocol(differential: Differential) -> None:
+    outcome = differential.check("classic_group_protocol", classic_group_protocol)
+    assert outcome.observations > 40
