@@ -43,8 +43,6 @@ SYNONYMS_NULL_DEFAULTS = ("Kafka lists a broker synonym only when it has a value
                           "null there; kafkapy lists them with the value it resolves")
 MIN_ISR_CLUSTER_DEFAULT = ("Kafka 4.4's storage format (ELR on) records min.insync.replicas as a "
                            "cluster-wide dynamic default; kafkapy has only the static default")
-DESCRIBE_MESSAGE = ("Kafka 4.4's DescribeConfigs has an empty error_message, also for an unknown "
-                    "topic; kafkapy null on success and its own message")
 TOPIC_NAME_MESSAGES = f"Kafka 4.x's wording of invalid topic names; kafkapy 3.x's ({PROTOCOL_LINE})"
 REPLICATION_MESSAGE = ("KRaft's message for a replication factor above the registered brokers; "
                        "kafkapy the ZooKeeper-mode one")
@@ -319,11 +317,6 @@ KNOWN: list[Known] = [
           '<absent>',
           'log.roll.ms=604800000@5',
           SYNONYMS_NULL_DEFAULTS),
-    Known('describe_topic_configs', 'error_message', '', None, DESCRIBE_MESSAGE),
-    Known('describe_topic_configs', 'missing_topic.error_message',
-          '',
-          "Topic 'diff-describe-missing' does not exist.",
-          DESCRIBE_MESSAGE),
     # ---- alter_topic_configs
     Known('alter_topic_configs', 'after.message.format.version.read_only',
           '<absent>',
@@ -1027,7 +1020,6 @@ KNOWN: list[Known] = [
           '604800000',
           '<absent>',
           BROKER_CONFIG_MISSING),
-    Known('describe_broker_configs', 'by_id.error_message', '', None, DESCRIBE_MESSAGE),
     Known('describe_broker_configs', 'empty_name.configs.log.retention.ms.read_only',
           '<absent>',
           False,
@@ -1084,7 +1076,6 @@ KNOWN: list[Known] = [
           '<absent>',
           '1',
           CLUSTER_RESOURCE),
-    Known('describe_broker_configs', 'empty_name.error_message', '', None, DESCRIBE_MESSAGE),
     # ---- create_topic_configs
     Known('create_topic_configs', 'configs.errors.deadletterqueue.group.enable.read_only',
           False,
