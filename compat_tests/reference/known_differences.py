@@ -43,17 +43,10 @@ SYNONYMS_NULL_DEFAULTS = ("Kafka lists a broker synonym only when it has a value
                           "null there; kafkapy lists them with the value it resolves")
 MIN_ISR_CLUSTER_DEFAULT = ("Kafka 4.4's storage format (ELR on) records min.insync.replicas as a "
                            "cluster-wide dynamic default; kafkapy has only the static default")
-TOPIC_NAME_MESSAGES = f"Kafka 4.x's wording of invalid topic names; kafkapy 3.x's ({PROTOCOL_LINE})"
-REPLICATION_MESSAGE = ("KRaft's message for a replication factor above the registered brokers; "
-                       "kafkapy the ZooKeeper-mode one")
-COUNT_MESSAGES = ("KRaft's messages for invalid partition counts and replication factors; "
-                  "kafkapy the ZooKeeper-mode ones")
 FETCH_OUT_OF_RANGE = (f"Kafka 4.4 answers OFFSET_OUT_OF_RANGE with high watermark, last stable "
                       f"and log start offsets -1; kafkapy with the real ones ({PROTOCOL_LINE})")
 AUTO_CREATE_SYNC = ("Kafka 4.4 creates the topic through the controller and answers the first "
                     "Metadata with UNKNOWN_TOPIC_OR_PARTITION; kafkapy creates it synchronously")
-PARTITIONS_MESSAGES = ("KRaft's messages for CreatePartitions that do not grow a topic or grow "
-                       "it too much; kafkapy the ZooKeeper-mode ones")
 GROUP_CONFIG_OPERATIONS = ("Kafka 4.4's group resource supports DESCRIBE_CONFIGS and ALTER_CONFIGS "
                            "(group configs, KIP-848); kafkapy's only READ, DESCRIBE and DELETE")
 BROKER_CONFIG_MISSING = ("broker config Kafka 4.4 describes that kafkapy's DescribeConfigs of the "
@@ -74,29 +67,6 @@ RECORD_ERRORS = ("kafkapy does not fill record_errors (batch index and message) 
 
 KNOWN: list[Known] = [
     # ---- create_topics
-    Known('create_topics', 'name_dot.error_message',
-          "Topic name is invalid: '.' is not allowed",
-          'Topic name cannot be "." or ".."',
-          TOPIC_NAME_MESSAGES),
-    Known('create_topics', 'name_dotdot.error_message',
-          "Topic name is invalid: '..' is not allowed",
-          'Topic name cannot be "." or ".."',
-          TOPIC_NAME_MESSAGES),
-    Known('create_topics', 'name_empty.error_message',
-          'Topic name is invalid: the empty string is not allowed',
-          "Topic name is illegal, it can't be empty",
-          TOPIC_NAME_MESSAGES),
-    Known('create_topics', 'name_too_long.error_message',
-          ("Topic name is invalid: the length of '<250 x d>' is longer than the ma"
-           'x allowed length 249'),
-          "Topic name is illegal, it can't be longer than 249 characters, topic name: <250 x d>",
-          TOPIC_NAME_MESSAGES),
-    Known('create_topics', 'name_with_space.error_message',
-          ("Topic name is invalid: 'diff bad name' contains one or more characters"
-           " other than ASCII alphanumerics, '.', '_' and '-'"),
-          ('Topic name "diff bad name" is illegal, it contains a character other t'
-           "han ASCII alphanumerics, '.', '_' and '-'"),
-          TOPIC_NAME_MESSAGES),
     Known('create_topics', 'removed_config.error_code', 'invalid_config', 'none', REMOVED_ACCEPTED),
     Known('create_topics', 'removed_config.error_message',
           'Unknown topic config name: message.format.version',
@@ -104,20 +74,6 @@ KNOWN: list[Known] = [
           REMOVED_ACCEPTED),
     Known('create_topics', 'removed_config.num_partitions', -1, 1, REMOVED_ACCEPTED),
     Known('create_topics', 'removed_config.replication_factor', -1, 1, REMOVED_ACCEPTED),
-    Known('create_topics', 'replication_too_high.error_message',
-          ('Unable to replicate the partition 3 time(s): The target replication fa'
-           'ctor of 3 cannot be reached because only 1 broker(s) are registered or'
-           ' some brokers have all their log directories cordoned.'),
-          'Replication factor: 3 larger than available brokers: 1.',
-          REPLICATION_MESSAGE),
-    Known('create_topics', 'replication_zero.error_message',
-          'Replication factor must be larger than 0, or -1 to use the default value.',
-          'Replication factor must be larger than 0.',
-          COUNT_MESSAGES),
-    Known('create_topics', 'zero_partitions.error_message',
-          'Number of partitions was set to an invalid non-positive value.',
-          'Number of partitions must be larger than 0.',
-          COUNT_MESSAGES),
     # ---- describe_topic_configs
     Known('describe_topic_configs', 'configs.errors.deadletterqueue.group.enable.read_only',
           False,
@@ -480,20 +436,6 @@ KNOWN: list[Known] = [
            'amp should be within [<clock>, <clock>]'),
           '<absent>',
           RECORD_ERRORS),
-    # ---- create_partitions
-    Known('create_partitions', 'same.error_message',
-          'Topic already has 2 partition(s).',
-          'Topic already has 2 partitions.',
-          PARTITIONS_MESSAGES),
-    Known('create_partitions', 'shrink.error_message',
-          ('The topic diff-create-partitions currently has 2 partition(s); 1 would'
-           ' not be an increase.'),
-          'Topic currently has 2 partitions, which is higher than the requested 1.',
-          PARTITIONS_MESSAGES),
-    Known('create_partitions', 'too_many.error_message',
-          'Excessively large number of additional partitions per request.',
-          'Unable to perform excessively large batch operation.',
-          PARTITIONS_MESSAGES),
     # ---- delete_records
     Known('delete_records', 'fetch_below_log_start.responses.0.partitions.0.high_watermark',
           -1,
