@@ -65,7 +65,7 @@ def broker_entity(broker, name: str) -> str:
         int(name)
     except ValueError:
         raise ConfigChangeError(
-            ErrorCode.invalid_request, f"Invalid broker id {name!r}: not an integer"
+            ErrorCode.invalid_request, f"Node id must be an integer, but it is: {name}"
         ) from None
     return name
 
