@@ -62,6 +62,9 @@ CLUSTER_RESOURCE = ("the broker resource \"\" is the cluster-wide dynamic defaul
                     "(only what is set there); kafkapy describes its own broker configs")
 FETCH_PARTIAL_BATCH = ("Kafka 4.4 fills a fetch up to the byte limit with log bytes, ending in a "
                        "partial batch clients drop; kafkapy sends whole batches only")
+OTHER_BROKER_ALTER = ("Kafka 4.4 refuses a broker-config alter naming another broker's id "
+                      "(a client sends it to that broker); kafkapy accepts it, as ZooKeeper mode "
+                      "let any broker write any broker's configs")
 RECORD_ERRORS = ("kafkapy does not fill record_errors (batch index and message) for records "
                  "refused by validation, nor Kafka's summary error_message")
 
@@ -1138,4 +1141,9 @@ KNOWN: list[Known] = [
           FETCH_PARTIAL_BATCH),
     # ---- unsupported_versions
     Known('unsupported_versions', 'api_versions_v99.api_versions_range.0.1', 5, 4, API_MAX),
+    # ---- alter_broker_configs
+    Known('alter_broker_configs', 'other_broker.error_code', 'invalid_request', 'none',
+          OTHER_BROKER_ALTER),
+    Known('alter_broker_configs', 'other_broker.error_message',
+          'Unexpected broker id, expected 1, but received 7', None, OTHER_BROKER_ALTER),
 ]

@@ -239,3 +239,42 @@ def alter_topic_configs(target: Target) -> dict[str, Any]:
 def test_alter_topic_configs(differential: Differential) -> None:
     outcome = differential.check("alter_topic_configs", alter_topic_configs)
     assert outcome.observations > 40
+
+
+def alter_broker_configs(target: Target) -> dict[str, Any]:
+    """IncrementalAlterConfigs of broker configs, validate_only (the shared broker does not
+    change): a per-broker dynamic config, a cluster-wide default, a read-only one, an unknown
+    one, an invalid value, and another broker's id."""
+    from kio.schema.incremental_alter_configs.v1.request import (
+        AlterableConfig,
+        AlterConfigsResource,
+        IncrementalAlterConfigsRequest,
+    )
+
+    node = str(target.node_id)
+    cases = {
+        "per_broker_dynamic": (node, "num.io.threads", "4"),
+        "cluster_default": ("", "log.retention.ms", "3600000"),
+        "per_broker_cluster_only": (node, "log.retention.ms", "3600000"),
+        "read_only": (node, "broker.id", "7"),
+        "read_only_cluster": ("", "num.partitions", "3"),
+        "unknown_key": (node, "no.such.broker.config", "1"),
+        "invalid_value": (node, "num.io.threads", "many"),
+        "other_broker": ("7", "num.io.threads", "4"),
+        "not_a_number_name": ("one", "num.io.threads", "4"),
+    }
+    out: dict[str, Any] = {}
+    with raw(target) as client:
+        for name, (resource, key, value) in cases.items():
+            resp = client.request(IncrementalAlterConfigsRequest(
+                resources=(AlterConfigsResource(
+                    resource_type=4, resource_name=resource,
+                    configs=(AlterableConfig(name=key, config_operation=0, value=value),)),),
+                validate_only=True))
+            out[name] = entity_obs(resp.responses[0])
+    return out
+
+
+def test_alter_broker_configs(differential: Differential) -> None:
+    outcome = differential.check("alter_broker_configs", alter_broker_configs)
+    assert outcome.observations >= 36

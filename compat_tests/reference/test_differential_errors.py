@@ -282,6 +282,7 @@ def classic_group_protocol(target: Target) -> dict[str, Any]:
     """A classic group driven request by request: join (member id required, then joined as
     leader), sync, and then heartbeats, syncs, commits and leaves with a wrong generation, an
     unknown member or a wrong protocol type."""
+    from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
     from kio.schema.heartbeat.v4.request import HeartbeatRequest
     from kio.schema.join_group.v7.request import JoinGroupRequest, JoinGroupRequestProtocol
     from kio.schema.leave_group.v5.request import LeaveGroupRequest, MemberIdentity
@@ -339,6 +340,8 @@ def classic_group_protocol(target: Target) -> dict[str, Any]:
         out["commit"] = commit(generation, member)
         out["commit_wrong_generation"] = commit(generation + 5, member)
         out["commit_unknown_member"] = commit(generation, "diff-nobody")
+        out["delete_while_stable"] = entity_obs(client.request(
+            DeleteGroupsRequest(groups_names=(group,))).results[0])
         out["leave"] = entity_obs(client.request(LeaveGroupRequest(group_id=group, members=(
             MemberIdentity(member_id="diff-nobody", group_instance_id=None, reason="test"),
             MemberIdentity(member_id=member, group_instance_id=None, reason="test"),))))

@@ -205,3 +205,37 @@ def unsupported_versions(target: Target) -> dict[str, Any]:
 def test_unsupported_versions(differential: Differential) -> None:
     outcome = differential.check("unsupported_versions", unsupported_versions)
     assert outcome.observations >= 8
+
+
+def list_offsets_special(target: Target) -> dict[str, Any]:
+    """ListOffsets v9's special timestamps: earliest local (-4) and latest tiered (-5), beside
+    earliest and latest, on a topic with records and on an empty one."""
+    from kio.schema.list_offsets.v9.request import (
+        ListOffsetsPartition,
+        ListOffsetsRequest,
+        ListOffsetsTopic,
+    )
+
+    create_topic(target, "diff-list-offsets-special")
+    create_topic(target, "diff-list-offsets-empty")
+    now = int(time.time() * 1000)
+    produce_ok(target, "diff-list-offsets-special", [(now, b"a"), (now, b"b")])
+    out: dict[str, Any] = {}
+    with raw(target) as client:
+        for topic in ("diff-list-offsets-special", "diff-list-offsets-empty"):
+            for name, ts in {"earliest": -2, "latest": -1, "max_timestamp": -3,
+                             "earliest_local": -4, "latest_tiered": -5}.items():
+                resp = client.request(ListOffsetsRequest(
+                    replica_id=-1, isolation_level=0, topics=(ListOffsetsTopic(
+                        name=topic, partitions=(ListOffsetsPartition(
+                            partition_index=0, current_leader_epoch=-1, timestamp=ts),)),)))
+                part = entity_obs(resp)["topics"][0]["partitions"][0]
+                if isinstance(part.get("timestamp"), int) and part["timestamp"] >= now:
+                    part["timestamp"] = "now"
+                out[f"{topic.rsplit('-', 1)[1]}.{name}"] = part
+    return out
+
+
+def test_list_offsets_special(differential: Differential) -> None:
+    outcome = differential.check("list_offsets_special", list_offsets_special)
+    assert outcome.observations >= 40
