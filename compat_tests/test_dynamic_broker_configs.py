@@ -103,7 +103,7 @@ def test_kafkas_refusals(broker, client):
     assert err.name() == "INVALID_REQUEST"
     assert "Invalid value x for configuration sasl.login.refresh.buffer.seconds" in err.str()
     err = refused(client, "0", {"num.partitions": "3"})
-    assert "Cannot update these configs dynamically: Set(num.partitions)" in err.str()
+    assert "Cannot update these configs dynamically: [num.partitions]" in err.str()
     jaas = {"listener.name.plaintext.plain.sasl.jaas.config": JAAS}
     alter(client, "0", jaas, validate_only=True)  # Kafka validates it, then cannot store it
     err = refused(client, "0", jaas)

@@ -43,15 +43,15 @@ def test_accepted_per_broker(name, value) -> None:
 @pytest.mark.parametrize(
     "configs,message",
     [
-        ({"num.partitions": "3"}, "Cannot update these configs dynamically: Set(num.partitions)"),
+        ({"num.partitions": "3"}, "Cannot update these configs dynamically: [num.partitions]"),
         (
             {"log.message.format.version": "2.8", "log.dirs": "/x"},
-            "Cannot update these configs dynamically: Set(log.dirs, log.message.format.version)",
+            "Cannot update these configs dynamically: [log.dirs, log.message.format.version]",
         ),
         (
             {"ssl.truststore.location": "/x"},
             "These security configs can be dynamically updated only per-listener using the "
-            "listener prefix: Set(ssl.truststore.location)",
+            "listener prefix: [ssl.truststore.location]",
         ),
         (
             {"sasl.kerberos.min.time.before.relogin": "x"},
@@ -110,7 +110,7 @@ def test_cluster_default_refuses_per_broker_configs() -> None:
 
 def test_listener_bindings_are_refused() -> None:
     msg = config_error({"advertised.listeners": "PLAINTEXT://h:9092"})
-    assert msg.startswith("Cannot update these configs dynamically: Set(advertised.listeners)")
+    assert msg.startswith("Cannot update these configs dynamically: [advertised.listeners]")
     assert "restart" in msg
 
 

@@ -1,4 +1,4 @@
-"""Topic name rules, with Kafka's messages."""
+"""Topic name rules, with Apache Kafka 4.4's messages."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ def test_legal(name: str) -> None:
 @pytest.mark.parametrize(
     ("name", "fragment"),
     [
-        ("", "can't be empty"),
-        (".", 'cannot be "." or ".."'),
-        ("..", 'cannot be "." or ".."'),
-        ("x" * 250, "can't be longer than 249 characters"),
-        ("a b", "contains a character other than ASCII alphanumerics"),
-        ("a/b", "contains a character other than ASCII alphanumerics"),
-        ("é", "contains a character other than ASCII alphanumerics"),
-        ("a\n", "contains a character other than ASCII alphanumerics"),
+        ("", "Topic name is invalid: the empty string is not allowed"),
+        (".", "Topic name is invalid: '.' is not allowed"),
+        ("..", "Topic name is invalid: '..' is not allowed"),
+        ("x" * 250, "is longer than the max allowed length 249"),
+        ("a b", "'a b' contains one or more characters other than ASCII alphanumerics"),
+        ("a/b", "contains one or more characters other than ASCII alphanumerics"),
+        ("é", "contains one or more characters other than ASCII alphanumerics"),
+        ("a\n", "contains one or more characters other than ASCII alphanumerics"),
     ],
 )
 def test_illegal(name: str, fragment: str) -> None:

@@ -79,7 +79,7 @@ def test_dynamic_broker_synonyms() -> None:
     assert "log.message.downconversion.enable" in DYNAMIC_BROKER_KEYS
     assert "compression.zstd.level" in DYNAMIC_BROKER_KEYS
     assert config_error({"log.message.format.version": "2.8"}) == (
-        "Cannot update these configs dynamically: Set(log.message.format.version)"
+        "Cannot update these configs dynamically: [log.message.format.version]"
     )
     assert "at least -2" in config_error({"log.local.retention.bytes": "-9"})
 

@@ -18,19 +18,20 @@ INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
 
 
 def validate_topic_name(name: str) -> str | None:
-    """The reason ``name`` is not a legal topic name (Kafka's wording), or None when it is."""
+    """The reason ``name`` is not a legal topic name (Apache Kafka 4.4's wording, as its broker
+    answers CreateTopics), or None when it is."""
     if not name:
-        return "Topic name is illegal, it can't be empty"
+        return "Topic name is invalid: the empty string is not allowed"
     if name in (".", ".."):
-        return 'Topic name cannot be "." or ".."'
+        return f"Topic name is invalid: '{name}' is not allowed"
     if len(name) > MAX_NAME_LENGTH:
         return (
-            f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, "
-            f"topic name: {name}"
+            f"Topic name is invalid: the length of '{name}' is longer than the max allowed "
+            f"length {MAX_NAME_LENGTH}"
         )
     if not _LEGAL.fullmatch(name):
         return (
-            f'Topic name "{name}" is illegal, it contains a character other than '
+            f"Topic name is invalid: '{name}' contains one or more characters other than "
             "ASCII alphanumerics, '.', '_' and '-'"
         )
     return None

@@ -48,9 +48,9 @@ def current_configs(broker, resource_type: int, name: str) -> dict[str, str]:
     """The stored overrides of a resource (after checking it exists)."""
     if resource_type == TOPIC:
         info = broker.topics.get(name)
-        if info is None:
+        if info is None:  # the wording of Kafka's (KRaft) controller
             raise ConfigChangeError(
-                ErrorCode.unknown_topic_or_partition, f"Topic '{name}' does not exist."
+                ErrorCode.unknown_topic_or_partition, f"The topic '{name}' does not exist."
             )
         return dict(info.configs)
     if resource_type == BROKER:
@@ -65,7 +65,7 @@ def broker_entity(broker, name: str) -> str:
         int(name)
     except ValueError:
         raise ConfigChangeError(
-            ErrorCode.invalid_request, f"Invalid broker id {name!r}: not an integer"
+            ErrorCode.invalid_request, f"Node id must be an integer, but it is: {name}"
         ) from None
     return name
 
@@ -135,7 +135,7 @@ def apply(
     if resource_type == TOPIC:
         if broker.topics.get(name) is None:
             raise ConfigChangeError(
-                ErrorCode.unknown_topic_or_partition, f"Topic '{name}' does not exist."
+                ErrorCode.unknown_topic_or_partition, f"The topic '{name}' does not exist."
             )
         msg = validate_topic_configs(configs)
         if msg is not None:

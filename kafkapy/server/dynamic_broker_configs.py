@@ -371,7 +371,8 @@ def _value_error(name: str, value: str) -> str | None:
 
 
 def _kafka_set(names: Iterable[str]) -> str:
-    return "Set(" + ", ".join(sorted(names)) + ")"
+    """A set of config names as Apache Kafka 4.4's (Java) messages print one: ``[a, b]``."""
+    return "[" + ", ".join(sorted(names)) + "]"
 
 
 def validate(layers: BrokerLayers, configs: Mapping[str, str], per_broker: bool) -> None:

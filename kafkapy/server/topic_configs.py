@@ -131,7 +131,7 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {
             "LIST",
             "delete",
             ["log.cleanup.policy"],
-            choices=("delete", "compact"),
+            choices=("compact", "delete"),  # in Kafka's order, as its error message lists them
         ),
         _d(
             "compression.type",

@@ -39,11 +39,11 @@ from .topic_configs import warn_not_applied
 MAX_PARTITIONS_PER_OPERATION = 10_000
 
 
-def _check_batch_size(new_partitions: int) -> None:
+def _check_batch_size(
+    new_partitions: int, message: str = "Unable to perform excessively large batch operation."
+) -> None:
     if new_partitions > MAX_PARTITIONS_PER_OPERATION:
-        raise TopicError(
-            ErrorCode.policy_violation, "Unable to perform excessively large batch operation."
-        )
+        raise TopicError(ErrorCode.policy_violation, message)
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -54,7 +54,7 @@ log = logging.getLogger("kafkapy.topics")
 @dataclass(slots=True)
 class TopicError(Exception):
     code: ErrorCode
-    message: str
+    message: str | None
 
 
 class TopicRegistry:
@@ -212,21 +212,25 @@ class TopicRegistry:
                 num_partitions = self.broker.config.num_partitions
             if replication_factor == -1:
                 replication_factor = self.broker.config.default_replication_factor
+            # the messages of Apache Kafka 4.4's (KRaft) controller
             if num_partitions <= 0:
                 raise TopicError(
-                    ErrorCode.invalid_partitions, "Number of partitions must be larger than 0."
+                    ErrorCode.invalid_partitions,
+                    "Number of partitions was set to an invalid non-positive value.",
                 )
             _check_batch_size(num_partitions)
             if replication_factor <= 0:
                 raise TopicError(
                     ErrorCode.invalid_replication_factor,
-                    "Replication factor must be larger than 0.",
+                    "Replication factor must be larger than 0, or -1 to use the default value.",
                 )
             if replication_factor > len(brokers):
                 raise TopicError(
                     ErrorCode.invalid_replication_factor,
-                    f"Replication factor: {replication_factor} larger than available brokers: "
-                    f"{len(brokers)}.",
+                    f"Unable to replicate the partition {replication_factor} time(s): The target "
+                    f"replication factor of {replication_factor} cannot be reached because only "
+                    f"{len(brokers)} broker(s) are registered or some brokers have all their log "
+                    "directories cordoned.",
                 )
             assignment = assign_replicas(
                 self._racks(), num_partitions, replication_factor
@@ -278,9 +282,10 @@ class TopicRegistry:
     # -- deletion and growth ----------------------------------------------------------------
     def delete(self, name: str) -> TopicInfo:
         info = self.by_name.get(name)
-        if info is None:
+        if info is None:  # Kafka answers with the error's default message
             raise TopicError(
-                ErrorCode.unknown_topic_or_partition, "This server does not host this topic."
+                ErrorCode.unknown_topic_or_partition,
+                "This server does not host this topic-partition.",
             )
         self.broker.cluster.delete_topic(name)
         if self.broker.replicas is not None:
@@ -297,22 +302,22 @@ class TopicRegistry:
         self, name: str, count: int, assignments: list[list[int]] | None, validate_only: bool
     ) -> TopicInfo:
         info = self.by_name.get(name)
-        if info is None:
-            raise TopicError(
-                ErrorCode.unknown_topic_or_partition, "This server does not host this topic."
-            )
+        if info is None:  # Kafka's controller answers with the code alone
+            raise TopicError(ErrorCode.unknown_topic_or_partition, None)
         current = len(info.partitions)
-        if count < current:
+        if count < current:  # the wording of Apache Kafka 4.4's controller
             raise TopicError(
                 ErrorCode.invalid_partitions,
-                f"Topic currently has {current} partitions, which is higher than the requested "
-                f"{count}.",
+                f"The topic {name} currently has {current} partition(s); {count} would not be an "
+                "increase.",
             )
         if count == current:
             raise TopicError(
-                ErrorCode.invalid_partitions, f"Topic already has {current} partitions."
+                ErrorCode.invalid_partitions, f"Topic already has {current} partition(s)."
             )
-        _check_batch_size(count - current)
+        _check_batch_size(
+            count - current, "Excessively large number of additional partitions per request."
+        )
         brokers = sorted(self.broker.cluster.list_brokers())
         rf = len(next(iter(info.partitions.values())))
         if assignments is not None:

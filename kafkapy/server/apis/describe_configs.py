@@ -132,7 +132,8 @@ async def handle(ctx, request):
     results = []
     for res in request.resources:
         keys = set(res.configuration_keys) if res.configuration_keys else None
-        error, message, configs = ErrorCode.none, None, ()
+        # Kafka's result has an empty message unless an error says more
+        error, message, configs = ErrorCode.none, "", ()
         denied = config_resource_error(ctx, DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
         if denied is not None:
             error = denied
@@ -143,11 +144,8 @@ async def handle(ctx, request):
             )
         elif res.resource_type == TOPIC:
             info = broker.topics.get(res.resource_name)
-            if info is None:
-                error, message = (
-                    ErrorCode.unknown_topic_or_partition,
-                    (f"Topic '{res.resource_name}' does not exist."),
-                )
+            if info is None:  # Apache Kafka 4.4 says no more than the code
+                error, message = ErrorCode.unknown_topic_or_partition, ""
             else:
                 rows = topic_config_entries(broker, info.configs)
                 configs = _entries(

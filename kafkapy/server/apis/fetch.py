@@ -180,6 +180,7 @@ def _read_all(
             tr.partitions.append(pr)
             if denied is not None and (info is not None or version < 13) and name in denied:
                 pr.error_code = ErrorCode.topic_authorization_failed
+                pr.aborted = []  # refused before any read: an empty list, as Kafka's
                 errors = True
                 continue
             plog = broker.topics.log(info.name, fp.partition) if info else None
@@ -187,6 +188,7 @@ def _read_all(
                 pr.error_code = (
                     missing_code if info is None else ErrorCode.unknown_topic_or_partition
                 )
+                pr.aborted = []
                 errors = True
                 continue
             state = info.states.get(fp.partition)

@@ -55,13 +55,13 @@ from ..responses import RawResponse
 from ..topics import TopicError
 
 
-def error_entry(version, name, error, topic_id=None, internal=False):
+def error_entry(version, name, error, topic_id=None, internal=False, ops=NOT_REQUESTED):
     """The encoded entry of a topic that is not described (an error and no partitions)."""
     head = encode_topic_head(version, error, name, topic_id, internal, ())
-    return head + encode_topic_tail(version)
+    return head + encode_topic_tail(version, ops)
 
 
-def _named_topic(ctx, name, allow_auto, described):
+def _named_topic(ctx, name, allow_auto, described, with_ops=False):
     """The entry of a topic asked for by name (auto-created when allowed)."""
     broker = ctx.broker
     version = ctx.version
@@ -70,10 +70,13 @@ def _named_topic(ctx, name, allow_auto, described):
     info = broker.topics.get(name)
     if info is not None:
         return described(info)
+    # as Kafka: a topic the client may describe has its authorized operations even when the
+    # answer is an error
+    ops = authorized_operations(ctx, TOPIC, name) if with_ops else NOT_REQUESTED
     if validate_topic_name(name) is not None:
-        return error_entry(version, name, ErrorCode.invalid_topic_exception)
+        return error_entry(version, name, ErrorCode.invalid_topic_exception, ops=ops)
     if not (allow_auto and broker.config.auto_create_topics_enable):
-        return error_entry(version, name, ErrorCode.unknown_topic_or_partition)
+        return error_entry(version, name, ErrorCode.unknown_topic_or_partition, ops=ops)
     if not (authorize_cluster(ctx, CREATE) or authorize(ctx, CREATE, TOPIC, name)):
         return error_entry(
             version, name, ErrorCode.topic_authorization_failed, internal=name in INTERNAL_TOPICS
@@ -123,7 +126,7 @@ async def handle(ctx, request):
         for t in request.topics:
             name = t.name
             if name is not None:
-                entries.append(_named_topic(ctx, name, allow_auto, described))
+                entries.append(_named_topic(ctx, name, allow_auto, described, with_ops))
                 continue
             tid = getattr(t, "topic_id", None)
             info = topics.get_by_id(tid) if tid is not None else None

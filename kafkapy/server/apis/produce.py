@@ -55,9 +55,9 @@ from kafkapy.protocol.produce_codec import (
     encode_produce_response,
     parse_produce_request,
 )
-from kafkapy.protocol.record_batch import TRANSACTIONAL_BIT, RecordBatchError
+from kafkapy.protocol.record_batch import TRANSACTIONAL_BIT, RecordBatchError, RecordTooLargeError
 from kafkapy.protocol.wire import INT32, DecodeError
-from kafkapy.storage.errors import StorageError
+from kafkapy.storage.errors import OutOfOrderSequenceError, StorageError
 
 from ..authorization import TOPIC, WRITE, authorized_names, transactional_id_error
 from ..connection import CloseConnection
@@ -113,6 +113,12 @@ def _append(broker, topic: str, partition: int, records, now_ms: int, acks: int 
         res = plog.append_as_leader(
             records, leader_epoch=epoch, now_ms=now_ms, verification_guard=guard
         )
+    except RecordTooLargeError as e:
+        # as Kafka's ReplicaManager: a batch over the size limit leaves no append info (log
+        # start offset -1) and no custom error message
+        return ErrorCode(e.error_code), -1, -1, -1, None, -1
+    except OutOfOrderSequenceError as e:  # Kafka sends no message with this error
+        return ErrorCode(e.error_code), -1, -1, plog.log_start_offset, None, -1
     except (RecordBatchError, StorageError) as e:
         return ErrorCode(e.error_code), -1, -1, plog.log_start_offset, str(e) or None, -1
     if replicas is not None:
