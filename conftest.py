@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkapy.testing_zk import ZooKeeperEnsemble, ZooKeeperServer
+from kafkapy.testing.zookeeper import ZooKeeperEnsemble, ZooKeeperServer
 
 
 def pytest_addoption(parser):

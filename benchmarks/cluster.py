@@ -5,7 +5,7 @@ failover time after kill -9 of a partition leader.
     .venv/bin/python benchmarks/cluster.py              # ~2.5 min: 3 repeats, 6 s runs
     .venv/bin/python benchmarks/cluster.py --repeat 5 --session-timeout-ms 18000
 
-Setup: one real ZooKeeper server (kafkapy.testing_zk, Debian's zookeeper package) and three
+Setup: one real ZooKeeper server (kafkapy.testing.zookeeper, Debian's zookeeper package) and three
 kafkapy brokers (kafkapy.testing.BrokerProcess) with zookeeper.connect=<zk>/kafkapy, broker.id
 0-2, offsets.topic.replication.factor=3, and the other overrides of
 compat_tests/test_replication_cluster.py.
@@ -50,7 +50,7 @@ from kazoo.client import KazooClient
 from latency import Window
 
 from kafkapy.testing import BrokerProcess
-from kafkapy.testing_zk import ZooKeeperServer
+from kafkapy.testing.zookeeper import ZooKeeperServer
 
 MiB = 1024 * 1024
 MB = 1e6

@@ -53,7 +53,7 @@ from kafkapy.cli.wire import Connection
 from kafkapy.security.jaas import PLAIN_LOGIN_MODULE as PLAIN_MODULE
 from kafkapy.security.jaas import SCRAM_LOGIN_MODULE as SCRAM_MODULE
 from kafkapy.testing import BrokerProcess, free_port
-from kafkapy.testing_tls import Pki, make_pki
+from kafkapy.testing.tls import Pki, make_pki
 
 MiB = 1024 * 1024
 MB = 1e6

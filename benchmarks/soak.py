@@ -8,7 +8,7 @@ points past the log.
     .venv/bin/python benchmarks/soak.py --cycles 60 --only cluster
     .venv/bin/python benchmarks/soak.py --cycles 5 --load-seconds 2   # a quick look
 
-Workload and checks: kafkapy/testing_soak.py; the crash loops: kafkapy/testing_crash_loop.py
+Workload and checks: kafkapy/testing/soak.py; the crash loops: kafkapy/testing/crash_loop.py
 (two producers at --rate records/s each, two consumers committing every 50 records, a
 three-partition topic with 256 KiB segments; a kill at a random point of each --load-seconds
 period; the single broker uses the embedded metadata store, the cluster a real ZooKeeper with a
@@ -28,8 +28,8 @@ from pathlib import Path
 
 from common import fmt, parse_sections, progress
 
-from kafkapy.testing_crash_loop import soak_cluster, soak_single
-from kafkapy.testing_soak import SoakResult
+from kafkapy.testing.crash_loop import soak_cluster, soak_single
+from kafkapy.testing.soak import SoakResult
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SECTIONS = ("single", "cluster")

@@ -10,7 +10,7 @@ import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from kafkapy.testing_cluster import Cluster, wait_for
+from kafkapy.testing.cluster import Cluster, wait_for
 
 _producer_ids = itertools.count()
 

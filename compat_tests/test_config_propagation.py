@@ -20,7 +20,7 @@ from confluent_kafka import Producer
 from kio.schema.describe_configs.v4 import request as dc
 from kio.schema.incremental_alter_configs.v1 import request as iac
 
-from kafkapy.testing_cluster import BROKERS, Cluster, wait_for
+from kafkapy.testing.cluster import BROKERS, Cluster, wait_for
 
 from .rawclient import RawClient
 
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.timeout(240)
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """Three brokers on their own ZooKeeper, checking retention every half second."""
-    from kafkapy.testing_zk import ZooKeeperServer
+    from kafkapy.testing.zookeeper import ZooKeeperServer
 
     base = tmp_path_factory.mktemp("propagation")
     server = ZooKeeperServer(base / "zookeeper")

@@ -1,14 +1,14 @@
 """Crash loops, short: kill -9 and restart a single broker, then each broker of a 3-broker RF=3
 cluster in turn, under idempotent acks=all producers and a committing consumer group; nothing
 acknowledged is lost, moved or duplicated and committed offsets stay intact (the long run is
-benchmarks/soak.py; the workload and checks are kafkapy/testing_soak.py)."""
+benchmarks/soak.py; the workload and checks are kafkapy/testing/soak.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafkapy.testing_crash_loop import soak_cluster, soak_single
-from kafkapy.testing_soak import SoakResult, committed_problems, tally
+from kafkapy.testing.crash_loop import soak_cluster, soak_single
+from kafkapy.testing.soak import SoakResult, committed_problems, tally
 
 
 def assert_clean(result: SoakResult, cycles: int) -> None:

@@ -28,7 +28,7 @@ from kio.schema.alter_partition_reassignments.v0 import request as alter_req
 from kio.schema.list_partition_reassignments.v0 import request as list_req
 
 from kafkapy.protocol.errors import ErrorCode as E
-from kafkapy.testing_cluster import BROKERS, Cluster, wait_for
+from kafkapy.testing.cluster import BROKERS, Cluster, wait_for
 
 from .rawclient import RawClient
 from .test_replication_more import ProducerThread, assert_nothing_lost

@@ -15,8 +15,8 @@ import time
 from confluent_kafka import Producer, TopicPartition
 
 from compat_tests.cluster_clients import ProducerThread, assert_nothing_lost, consume_all
-from kafkapy.testing_cluster import SESSION_MS, Cluster
-from kafkapy.testing_zk import ZooKeeperEnsemble
+from kafkapy.testing.cluster import SESSION_MS, Cluster
+from kafkapy.testing.zookeeper import ZooKeeperEnsemble
 
 
 def test_cluster_metadata_and_clients(cluster):

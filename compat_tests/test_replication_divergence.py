@@ -29,7 +29,7 @@ from kafkapy.coordinator.group.partitioning import partition_for
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.record_batch import iter_batches
 from kafkapy.storage.checkpoints import read_offset_checkpoint
-from kafkapy.testing_cluster import BROKERS, SESSION_MS, Cluster, wait_for
+from kafkapy.testing.cluster import BROKERS, SESSION_MS, Cluster, wait_for
 
 from .rawclient import RawClient
 

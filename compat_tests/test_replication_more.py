@@ -22,7 +22,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import NewTopic
 
 from compat_tests.cluster_clients import ProducerThread, assert_nothing_lost
-from kafkapy.testing_cluster import BROKERS, SESSION_MS, Cluster, wait_for
+from kafkapy.testing.cluster import BROKERS, SESSION_MS, Cluster, wait_for
 
 # -- helpers ------------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkapy.protocol.record_batch import Record, encode_batch
 from kafkapy.testing import BrokerProcess
-from kafkapy.testing_cluster import BROKERS, Cluster, wait_for
+from kafkapy.testing.cluster import BROKERS, Cluster, wait_for
 
 from .rawclient import RawClient, produce_request
 from .small_disk import MiB, SmallDisk, env_spec

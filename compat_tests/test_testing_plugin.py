@@ -25,8 +25,8 @@ from kafka import TopicPartition as KpTopicPartition
 import kafkapy.testing
 from kafkapy.protocol.record_batch import iter_batches
 from kafkapy.testing import BrokerThread, api_versions_answered
+from kafkapy.testing.cluster import wait_for
 from kafkapy.testing.storage import tmpfs_root
-from kafkapy.testing_cluster import wait_for
 
 pytest_plugins = ["pytester"]
 

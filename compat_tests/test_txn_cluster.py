@@ -16,7 +16,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kafkapy.coordinator.group.partitioning import partition_for
-from kafkapy.testing_cluster import SESSION_MS
+from kafkapy.testing.cluster import SESSION_MS
 
 from .txn_clients import produce_input, read_all, transform_batch
 

@@ -19,14 +19,14 @@ from compat_tests.txn_raw import (
     txn_batch,
     write_markers,
 )
-from kafkapy.testing_cluster import BROKERS, Cluster, wait_for
+from kafkapy.testing.cluster import BROKERS, Cluster, wait_for
 
 READ_COMMITTED = 1
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    from kafkapy.testing_zk import ZooKeeperServer
+    from kafkapy.testing.zookeeper import ZooKeeperServer
 
     base = tmp_path_factory.mktemp("txn-cluster")
     server = ZooKeeperServer(base / "zookeeper")

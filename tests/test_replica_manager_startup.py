@@ -22,7 +22,7 @@ from kafkapy.server.config import BrokerConfig
 from kafkapy.server.registry import load_all
 from kafkapy.server.topics import TopicRegistry
 from kafkapy.testing import free_port
-from kafkapy.testing_zk import ZooKeeperServer
+from kafkapy.testing.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -13,7 +13,7 @@ from kafkapy.security.listener_security import ListenerSecurity, SecurityConfigE
 from kafkapy.security.principal import ANONYMOUS, KafkaPrincipal
 from kafkapy.security.tls import TlsConfigError, openssl_cipher_name, server_context
 from kafkapy.server.listeners import certificate_principal
-from kafkapy.testing_tls import ALICE_DN, KEY_PASSWORD, make_pki
+from kafkapy.testing.tls import ALICE_DN, KEY_PASSWORD, make_pki
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ from kafkapy.metadata.zookeeper import (
     parse_connect_string,
 )
 from kafkapy.testing import free_port
-from kafkapy.testing_zk import ZooKeeperEnsemble, ZooKeeperServer, expire_session
+from kafkapy.testing.zookeeper import ZooKeeperEnsemble, ZooKeeperServer, expire_session
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 20.0, what: str = "condition") -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from compat_tests.security.helpers import create_carol, start_sasl_broker
-from kafkapy.testing_tls import make_pki
+from kafkapy.testing.tls import make_pki
 
 
 @pytest.fixture(scope="module")

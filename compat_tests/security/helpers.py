@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkapy.testing import BrokerProcess, free_port
-from kafkapy.testing_tls import Pki
+from kafkapy.testing.tls import Pki
 
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"

@@ -32,8 +32,8 @@ from compat_tests.rawclient import RawClient
 from compat_tests.security.helpers import plain_jaas
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.testing import BrokerProcess, free_port
-from kafkapy.testing_cluster import BROKERS, broker_overrides
-from kafkapy.testing_zk import ZooKeeperServer
+from kafkapy.testing.cluster import BROKERS, broker_overrides
+from kafkapy.testing.zookeeper import ZooKeeperServer
 
 USERS = {"broker": "broker-secret", "admin": "admin-secret", "alice": "alice-secret"}
 JAAS = plain_jaas(USERS, me=("broker", USERS["broker"]))  # users, and the brokers' own login

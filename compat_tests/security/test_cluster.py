@@ -21,9 +21,9 @@ from compat_tests.security.helpers import (
     sasl_conf,
     scram_jaas,
 )
-from kafkapy.testing_cluster import BROKERS, Cluster, wait_for
-from kafkapy.testing_tls import make_pki
-from kafkapy.testing_zk import ZooKeeperServer
+from kafkapy.testing.cluster import BROKERS, Cluster, wait_for
+from kafkapy.testing.tls import make_pki
+from kafkapy.testing.zookeeper import ZooKeeperServer
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -22,7 +22,7 @@ from compat_tests.security.helpers import (
     produce_and_consume,
 )
 from kafkapy.testing import BrokerProcess, free_port
-from kafkapy.testing_tls import KEY_PASSWORD, make_pki
+from kafkapy.testing.tls import KEY_PASSWORD, make_pki
 
 
 @pytest.fixture(scope="module")

@@ -76,8 +76,8 @@ class ThreeBrokerCluster:
         self.cluster = None
 
     def __enter__(self) -> Target:
-        from kafkapy.testing_cluster import Cluster
-        from kafkapy.testing_zk import ZooKeeperServer
+        from kafkapy.testing.cluster import Cluster
+        from kafkapy.testing.zookeeper import ZooKeeperServer
 
         self.zk = ZooKeeperServer(self.base / "zookeeper")
         self.zk.start()

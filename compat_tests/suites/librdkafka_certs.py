@@ -1,6 +1,6 @@
 """Certificates for librdkafka's SSL tests, in the files and encodings trivup provides.
 
-:func:`make_client_files` makes the test PKI (kafkapy.testing_tls: a CA, the broker's PEM key
+:func:`make_client_files` makes the test PKI (kafkapy.testing.tls: a CA, the broker's PEM key
 store for 127.0.0.1, client ``alice``) and writes the client's certificate and key in every
 encoding 0097_ssl_verify loads, named by trivup's environment variables: ``SSL_pkcs`` (PKCS#12
 with key, certificate and CA, protected by the key password), ``SSL_pub_pem`` / ``SSL_pub_der``
@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
 
-from kafkapy.testing_tls import make_pki
+from kafkapy.testing.tls import make_pki
 
 
 def _other_ca() -> x509.Certificate:

@@ -19,7 +19,7 @@ that starts those in milliseconds), ``inprocess`` (``BrokerThread``), ``embedded
 (``broker``/``async_broker``), ``storage`` (``storage="memory"`` log dirs on tmpfs),
 ``connections`` (dropping a broker's client connections), ``topics`` (create/delete topics for
 fixtures), ``ports``, ``probe``, ``pytest_plugin``. N brokers on a real ZooKeeper, with faults:
-kafkapy/testing_cluster.py (and kafkapy/testing_zk.py for ZooKeeper itself).
+kafkapy/testing/cluster.py (and kafkapy/testing/zookeeper.py for ZooKeeper itself).
 """
 
 from __future__ import annotations

@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from kafkapy.testing.cluster import Cluster
     from kafkapy.testing.handle import TestBroker
     from kafkapy.testing.topics import KafkaTopic, Topics
-    from kafkapy.testing_cluster import Cluster
 
 #: Single-broker-friendly settings for the brokers the fixtures start (as testcontainers sets
 #: them): internal topics of one partition and one replica, consumer groups that form at once.
@@ -312,8 +312,13 @@ def kafka_topic(
 def _start_cluster(
     base: Path, size: int, overrides: dict[str, str] | None, storage: str
 ) -> Cluster:
-    from kafkapy.testing_cluster import Cluster
-    from kafkapy.testing_zk import ZooKeeperServer, ZooKeeperUnavailable, classpath, java_binary
+    from kafkapy.testing.cluster import Cluster
+    from kafkapy.testing.zookeeper import (
+        ZooKeeperServer,
+        ZooKeeperUnavailable,
+        classpath,
+        java_binary,
+    )
 
     try:
         java_binary()

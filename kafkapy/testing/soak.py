@@ -1,6 +1,6 @@
 """Crash-loop soak, the workload and the checks: idempotent producers and a committing consumer
 group, then proof that nothing acknowledged was lost, duplicated or moved and that the group's
-committed offsets stayed intact. The crash loops themselves are in kafkapy/testing_crash_loop.py
+committed offsets stayed intact. The crash loops themselves are in kafkapy/testing/crash_loop.py
 (benchmarks/soak.py, compat_tests/test_crash_soak.py).
 
 Workload (`Workload`): producer threads (confluent-kafka, acks=all, enable.idempotence, a long

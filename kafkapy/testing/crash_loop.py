@@ -1,9 +1,9 @@
-"""Crash loops for the soak (kafkapy/testing_soak.py has the workload and the checks): kill -9
+"""Crash loops for the soak (kafkapy/testing/soak.py has the workload and the checks): kill -9
 and restart brokers under the workload, check the group's committed offsets after every
 restart, and read everything back at the end.
 
 Scenarios: `soak_single` (one broker, embedded metadata, the README's first command) and
-`soak_cluster` (three brokers on a real ZooKeeper, kafkapy.testing_cluster, replication factor
+`soak_cluster` (three brokers on a real ZooKeeper, kafkapy.testing.cluster, replication factor
 3, min.insync.replicas=2; the brokers killed in turn). Recovery time per restart is measured from
 the kill to: (single) a new acks=all record acknowledged on every partition of a probe topic;
 (cluster) every broker registered again and the restarted one back in the ISR of every
@@ -22,7 +22,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkapy.testing import BrokerProcess
-from kafkapy.testing_soak import (
+from kafkapy.testing.soak import (
     PARTITIONS,
     TOPIC,
     SoakResult,
@@ -170,8 +170,8 @@ def soak_cluster(
     progress: Progress = print,
 ) -> SoakResult:  # fmt: skip
     """Kill -9 and restart each broker of a 3-broker RF=3 cluster in turn, ``cycles`` times."""
-    from kafkapy.testing_cluster import Cluster
-    from kafkapy.testing_zk import ZooKeeperServer
+    from kafkapy.testing.cluster import Cluster
+    from kafkapy.testing.zookeeper import ZooKeeperServer
 
     result = SoakResult("3-broker cluster, RF=3")
     zk = ZooKeeperServer(base / "zookeeper")
