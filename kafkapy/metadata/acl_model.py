@@ -164,7 +164,10 @@ class AclBinding:
         if e.permission_type in (PermissionType.UNKNOWN, PermissionType.ANY):
             return f"Invalid permission type {e.permission_type.name}"
         kind, sep, name = (e.principal or "").partition(":")
-        if not sep or not kind or not name:
+        if not sep:  # Kafka's SecurityUtils.parseKafkaPrincipal
+            return (f"Could not parse principal from `{e.principal}` (no colon is present "
+                    "separating the principal type from the principal name)")
+        if not kind or not name:
             return f"Invalid principal {e.principal!r}: expected principalType:principalName"
         if e.host is None or not e.host:
             return "Invalid empty host"

@@ -3,7 +3,9 @@ and the answers Kafka gives before looking at them.
 
 Kafka's AclApis first requires the cluster operation (DESCRIBE for DescribeAcls, ALTER for
 CreateAcls and DeleteAcls: CLUSTER_AUTHORIZATION_FAILED otherwise), then an authorizer
-(SECURITY_DISABLED, "No Authorizer is configured", when ``authorizer.class.name`` is unset).
+(SECURITY_DISABLED when ``authorizer.class.name`` is unset: "No Authorizer is configured on the
+broker" for DescribeAcls, which Kafka 4.4's broker answers, and "No Authorizer is configured."
+for CreateAcls and DeleteAcls, which its controller answers).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from kafkapy.protocol.errors import ErrorCode
 from ..authorization import authorize_cluster
 
 NO_AUTHORIZER = "No Authorizer is configured on the broker"
+NO_AUTHORIZER_ALTER = "No Authorizer is configured."  # Kafka 4.4's controller, on alters
 
 
 def binding_filter(item: Any) -> AclBindingFilter:
@@ -53,5 +56,6 @@ def refusal(ctx: Any, operation: AclOperation, what: str) -> tuple[ErrorCode, st
             f"{operation.kafka_name} on the cluster",
         )
     if ctx.broker.authorizer is None:
-        return ErrorCode.security_disabled, NO_AUTHORIZER
+        return ErrorCode.security_disabled, (
+            NO_AUTHORIZER if operation == AclOperation.DESCRIBE else NO_AUTHORIZER_ALTER)
     return None

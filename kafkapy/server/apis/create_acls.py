@@ -53,7 +53,8 @@ def _binding(c) -> AclBinding:
 async def handle(ctx, request):
     R = ctx.R
     n = len(request.creations)
-    results: list[tuple[ErrorCode, str | None]] = [(ErrorCode.none, None)] * n
+    # Kafka 4.4 answers a created ACL with an empty message, not a null one
+    results: list[tuple[ErrorCode, str | None]] = [(ErrorCode.none, "")] * n
     refused = refusal(ctx, AclOperation.ALTER, "create ACLs")
     if refused is not None:
         results = [refused] * n
@@ -62,7 +63,9 @@ async def handle(ctx, request):
         for i, creation in enumerate(request.creations):
             binding = _binding(creation)
             why = binding.validation_error()
-            if why is not None:
+            if why is not None and why.startswith("Could not parse principal"):
+                results[i] = (ErrorCode.invalid_request, why)  # as Kafka 4.4 words it
+            elif why is not None:
                 results[i] = (ErrorCode.invalid_request, f"Failed to create ACL: {why}")
             else:
                 by_pattern[binding.pattern].append((i, binding.entry))
