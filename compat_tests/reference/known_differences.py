@@ -68,6 +68,22 @@ OTHER_BROKER_ALTER = ("Kafka 4.4 refuses a broker-config alter naming another br
 RECORD_ERRORS = ("kafkapy does not fill record_errors (batch index and message) for records "
                  "refused by validation, nor Kafka's summary error_message")
 
+GROUP_CONFIGS = ("GROUP config resources (type 32, KIP-848's group configs) are not served: "
+                 "kafkapy answers INVALID_REQUEST 'Unsupported resource type 32' "
+                 f"({PROTOCOL_LINE})")
+# the 21 configs of a GROUP resource Kafka 4.4 describes
+GROUP_CONFIG_NAMES = ",".join((
+    "consumer.assignment.interval.ms", "consumer.heartbeat.interval.ms",
+    "consumer.session.timeout.ms", "errors.deadletterqueue.copy.record.enable",
+    "errors.deadletterqueue.topic.name", "share.assignment.interval.ms", "share.auto.offset.reset",
+    "share.delivery.count.limit", "share.heartbeat.interval.ms", "share.isolation.level",
+    "share.partition.max.record.locks", "share.record.lock.duration.ms",
+    "share.renew.acknowledge.enable", "share.session.timeout.ms", "streams.assignment.interval.ms",
+    "streams.assignor.name", "streams.heartbeat.interval.ms", "streams.initial.rebalance.delay.ms",
+    "streams.num.standby.replicas", "streams.rack.aware.assignment.tags",
+    "streams.session.timeout.ms",
+))
+
 KNOWN: list[Known] = [
     # ---- create_topics
     Known('create_topics', 'removed_config.error_code', 'invalid_config', 'none', REMOVED_ACCEPTED),
@@ -1146,4 +1162,17 @@ KNOWN: list[Known] = [
           OTHER_BROKER_ALTER),
     Known('alter_broker_configs', 'other_broker.error_message',
           'Unexpected broker id, expected 1, but received 7', None, OTHER_BROKER_ALTER),
+    # ---- group_configs
+    Known('group_configs', 'describe.error_code', 'none', 'invalid_request', GROUP_CONFIGS),
+    Known('group_configs', 'describe.error_message', '', 'Unsupported resource type 32',
+          GROUP_CONFIGS),
+    Known('group_configs', 'describe.config_names', GROUP_CONFIG_NAMES, '', GROUP_CONFIGS),
+    Known('group_configs', 'alter_valid.error_code', 'none', 'invalid_request', GROUP_CONFIGS),
+    Known('group_configs', 'alter_valid.error_message', None, 'Unsupported resource type 32',
+          GROUP_CONFIGS),
+    Known('group_configs', 'alter_out_of_range.error_code', 'invalid_config', 'invalid_request',
+          GROUP_CONFIGS),
+    Known('group_configs', 'alter_out_of_range.error_message',
+          'consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive.',
+          'Unsupported resource type 32', GROUP_CONFIGS),
 ]

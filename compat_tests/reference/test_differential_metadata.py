@@ -182,3 +182,47 @@ def fetch_limits(target: Target) -> dict[str, Any]:
 def test_fetch_limits(differential: Differential) -> None:
     outcome = differential.check("fetch_limits", fetch_limits)
     assert outcome.observations >= 12
+
+
+GROUP_RESOURCE = 32
+
+
+def group_configs(target: Target) -> dict[str, Any]:
+    """GROUP config resources (KIP-848's group configs): DescribeConfigs of a group, and an
+    IncrementalAlterConfigs of a valid and an out-of-range session timeout (validate only)."""
+    from kio.schema.describe_configs.v4.request import (
+        DescribeConfigsRequest,
+        DescribeConfigsResource,
+    )
+    from kio.schema.incremental_alter_configs.v1.request import (
+        AlterableConfig,
+        AlterConfigsResource,
+        IncrementalAlterConfigsRequest,
+    )
+
+    out: dict[str, Any] = {}
+    with raw(target) as client:
+        resp = client.request(DescribeConfigsRequest(
+            resources=(DescribeConfigsResource(resource_type=GROUP_RESOURCE,
+                                               resource_name="diff-group-configs",
+                                               configuration_keys=None),),
+            include_synonyms=False, include_documentation=False))
+        result = resp.results[0]
+        out["describe"] = {"error_code": result.error_code.name,
+                           "error_message": result.error_message,
+                           "config_names": ",".join(sorted(c.name for c in result.configs))}
+        for name, value in (("valid", "45000"), ("out_of_range", "1")):
+            alter = client.request(IncrementalAlterConfigsRequest(
+                resources=(AlterConfigsResource(
+                    resource_type=GROUP_RESOURCE, resource_name="diff-group-configs",
+                    configs=(AlterableConfig(name="consumer.session.timeout.ms",
+                                             config_operation=0, value=value),)),),
+                validate_only=True))
+            out[f"alter_{name}"] = {"error_code": alter.responses[0].error_code.name,
+                                    "error_message": alter.responses[0].error_message}
+    return out
+
+
+def test_group_configs(differential: Differential) -> None:
+    outcome = differential.check("group_configs", group_configs)
+    assert outcome.observations >= 5
