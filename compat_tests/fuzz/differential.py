@@ -17,9 +17,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import random
-import socket
 import struct
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +30,7 @@ from kafkapy.protocol.headers import is_flexible
 
 from ..rawclient import RawClient
 from .generate import RequestGenerator, Targets
-from .runner import Case, make_case
+from .runner import Case, exchange, make_case
 
 API_VERSIONS_KEY = 18
 API_NAMES = {r.key: name for name, r in served_apis().items()}
@@ -134,37 +132,10 @@ def decode(case: Case, frame: bytes) -> Observation:
 
 
 def observe(bootstrap: str, case: Case, timeout: float) -> Observation:
-    """Send one case on a connection of its own (then shut the sending side, as the wire
-    fuzzer does) and reduce what comes back to an Observation."""
-    host, port = bootstrap.rsplit(":", 1)
-    deadline = time.monotonic() + timeout
-    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
-        try:
-            sock.sendall(case.frame())
-            sock.shutdown(socket.SHUT_WR)
-        except OSError:
-            return Observation("closed")
-        received = bytearray()
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return Observation("waiting")
-            sock.settimeout(left)
-            try:
-                chunk = sock.recv(65536)
-            except TimeoutError:
-                continue
-            except OSError:
-                chunk = b""
-            if not chunk:
-                break
-            received += chunk
-            if len(received) >= 4 and len(received) >= 4 + struct.unpack_from(">i", received)[0]:
-                break
-    if len(received) >= 4 and len(received) >= 4 + struct.unpack_from(">i", received)[0]:
-        size = struct.unpack_from(">i", received)[0]
-        return decode(case, bytes(received[4:4 + size]))
-    return Observation("closed")
+    """Send one case on a connection of its own (as the wire fuzzer does) and reduce what comes
+    back to an Observation."""
+    outcome, frame = exchange(bootstrap, case, timeout)
+    return decode(case, frame) if outcome == "answered" else Observation(outcome)
 
 
 @dataclass

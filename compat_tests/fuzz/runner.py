@@ -155,8 +155,10 @@ def _waits_longer(case: Case, timeout: float) -> bool:
     return False
 
 
-def send_case(bootstrap: str, case: Case, timeout: float) -> str:
-    """Send one case on its own connection: 'answered', 'closed', 'long_poll' or 'timeout'."""
+def exchange(bootstrap: str, case: Case, timeout: float) -> tuple[str, bytes]:
+    """Send one case on its own connection, then shut the sending side: ('answered', the
+    response frame without its size), ('closed', b"") or ('waiting', b"") when nothing came
+    within the timeout."""
     host, port = bootstrap.rsplit(":", 1)
     deadline = time.monotonic() + timeout
     with socket.create_connection((host, int(port)), timeout=timeout) as sock:
@@ -164,12 +166,12 @@ def send_case(bootstrap: str, case: Case, timeout: float) -> str:
             sock.sendall(case.frame())
             sock.shutdown(socket.SHUT_WR)
         except OSError:
-            return "closed"  # the broker refused the frame while it was being sent
+            return "closed", b""  # the broker refused the frame while it was being sent
         received = bytearray()
-        while True:
+        while not _complete(received):
             left = deadline - time.monotonic()
             if left <= 0:
-                return "long_poll" if _waits_longer(case, timeout) else "timeout"
+                return "waiting", b""
             sock.settimeout(left)
             try:
                 chunk = sock.recv(65536)
@@ -180,9 +182,21 @@ def send_case(bootstrap: str, case: Case, timeout: float) -> str:
             if not chunk:
                 break
             received += chunk
-    if len(received) >= 4 and len(received) >= 4 + struct.unpack_from(">i", received)[0]:
-        return "answered"
-    return "closed"
+    if _complete(received):
+        return "answered", bytes(received[4:4 + struct.unpack_from(">i", received)[0]])
+    return "closed", b""
+
+
+def _complete(received: bytearray) -> bool:
+    return len(received) >= 4 and len(received) >= 4 + struct.unpack_from(">i", received)[0]
+
+
+def send_case(bootstrap: str, case: Case, timeout: float) -> str:
+    """Send one case on its own connection: 'answered', 'closed', 'long_poll' or 'timeout'."""
+    outcome, _ = exchange(bootstrap, case, timeout)
+    if outcome == "waiting":
+        return "long_poll" if _waits_longer(case, timeout) else "timeout"
+    return outcome
 
 
 def prepare(broker: Any, partitions: int = 2, targets: Targets | None = None) -> Targets:

@@ -66,6 +66,14 @@ def add_command_config(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def warn_deprecated(argv: list[str], renamed: Iterable[tuple[str, str]], line: str) -> None:
+    """Print, on stdout as Kafka 4.4's tools do, one line per deprecated flag given in argv, in
+    the order of `renamed` (old, new) (the tool's own order, not argv's); `line` formats it."""
+    for old, new in renamed:
+        if old in argv:
+            print(line.format(old=old, new=new))
+
+
 def require(value: object, flag: str) -> None:
     if value is None or value == [] or value == "":
         raise CliError(f'Missing required argument "[{flag.lstrip("-")}]"')

@@ -28,6 +28,7 @@ from kafkapy.cli.common import (
     kafka_error_message,
     load_properties,
     parse_key_values,
+    warn_deprecated,
 )
 
 DESCRIPTION = "This tool helps to read data from Kafka topics and outputs it to standard output."
@@ -281,12 +282,11 @@ def main(argv: list[str]) -> int:
     from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaException
 
     opts = build_parser().parse_args(argv)
-    for old, new in (("--consumer-property", "--command-property"),
-                     ("--consumer.config", "--command-config"),
-                     ("--property", "--formatter-property")):
-        if old in argv:  # as Kafka 4.4's ConsoleConsumerOptions warns, on stdout, in this order
-            print(f"Option {old} is deprecated and will be removed in a future version. "
-                  f"Use {new} instead.")
+    warn_deprecated(argv, (("--consumer-property", "--command-property"),
+                           ("--consumer.config", "--command-config"),
+                           ("--property", "--formatter-property")),
+                    "Option {old} is deprecated and will be removed in a future version. "
+                    "Use {new} instead.")
     consumer_props = load_properties(opts.consumer_config)
     consumer_props.update(parse_key_values(opts.consumer_property, "consumer property"))
     group = check_args(opts, consumer_props)

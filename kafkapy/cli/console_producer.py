@@ -21,6 +21,7 @@ from kafkapy.cli.common import (
     kafka_error_message,
     load_properties,
     parse_key_values,
+    warn_deprecated,
 )
 
 DESCRIPTION = "Read lines from standard input and publish them to a Kafka topic."
@@ -308,12 +309,11 @@ def main(argv: list[str]) -> int:
     from confluent_kafka import KafkaException, Producer
 
     opts = build_parser().parse_args(argv)
-    for old, new in (("--producer-property", "--command-property"),
-                     ("--producer.config", "--command-config"),
-                     ("--property", "--reader-property")):
-        if old in argv:  # as Kafka 4.4's ConsoleProducer warns, on stdout, in this order
-            print(f"Warning: {old} is deprecated and will be removed in a future version. "
-                  f"Use {new} instead.")
+    warn_deprecated(argv, (("--producer-property", "--command-property"),
+                           ("--producer.config", "--command-config"),
+                           ("--property", "--reader-property")),
+                    "Warning: {old} is deprecated and will be removed in a future version. "
+                    "Use {new} instead.")
     if not (opts.bootstrap_server or opts.broker_list):
         raise CliError('Missing required argument "[bootstrap-server]"')
     if not opts.topic:

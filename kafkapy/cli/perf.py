@@ -27,6 +27,7 @@ from kafkapy.cli.common import (
     kafka_error_message,
     load_properties,
     parse_key_values,
+    warn_deprecated,
 )
 
 REPORT_INTERVAL_MS = 5000
@@ -193,11 +194,10 @@ def main_producer_perf_test(argv: list[str]) -> int:
     from confluent_kafka import KafkaException, Producer
 
     o = producer_parser().parse_args(argv)
-    for old, new in (("--producer-props", "--command-property"),
-                     ("--producer.config", "--command-config")):
-        if old in argv:  # as Kafka 4.4's ProducerPerformance warns, on stdout
-            print(f"Option {old} has been deprecated and will be removed in a future version. "
-                  f"Use {new} instead.")
+    warn_deprecated(argv, (("--producer-props", "--command-property"),
+                           ("--producer.config", "--command-config")),
+                    "Option {old} has been deprecated and will be removed in a future version. "
+                    "Use {new} instead.")
     if o.num_records <= 0:
         raise CliError("--num-records should be greater than zero")
     if o.record_size is not None and o.record_size <= 0:
@@ -428,11 +428,9 @@ def main_consumer_perf_test(argv: list[str]) -> int:
     if o.consumer_config and o.command_config:
         raise CliError("Option \"[consumer.config]\" can't be used with option "
                        "\"[command-config]\"")
-    # Kafka 4.4's ConsumerPerformance warns of the deprecated flags on stdout
-    if o.messages is not None:
-        print("Warning: --messages is deprecated. Use --num-records instead.")
-    if o.consumer_config:
-        print("Warning: --consumer.config is deprecated. Use --command-config instead.")
+    warn_deprecated(argv, (("--messages", "--num-records"),
+                           ("--consumer.config", "--command-config")),
+                    "Warning: {old} is deprecated. Use {new} instead.")
     o.messages = o.num_records if o.num_records is not None else o.messages
     props = load_properties(o.consumer_config or o.command_config)
     props["group.id"] = o.group
