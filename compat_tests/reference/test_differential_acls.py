@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from compat_tests.reference.conftest import SHARED_CONFIG
+from compat_tests.reference.conftest import SHARED_CONFIG, _differentials
 from compat_tests.reference.differential import Differential, Target
 from compat_tests.reference.kafka_broker import NODE_ID, ReferenceKafka
 from compat_tests.reference.observe import (
@@ -50,8 +50,10 @@ def secured_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Different
     try:
         kafka.start()
         kafkapy.start()
-        yield Differential(Target("kafka", kafka.bootstrap, kafka.cluster_id, NODE_ID),
-                           Target("kafkapy", kafkapy.bootstrap, None, NODE_ID))
+        pair = Differential(Target("kafka", kafka.bootstrap, kafka.cluster_id, NODE_ID),
+                            Target("kafkapy", kafkapy.bootstrap, None, NODE_ID))
+        _differentials.append(pair)  # in the run's summary
+        yield pair
     finally:
         kafka.stop()
         assert kafkapy.stop() in (0, None), kafkapy.log_text()[-3000:]
