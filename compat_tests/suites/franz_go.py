@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from compat_tests.suites import allowlists
 from compat_tests.suites.franz_go_build import (
     Build,
     SuiteUnavailable,
@@ -70,12 +71,7 @@ _STATES = {"PASS": "PASSED", "FAIL": "FAILED", "SKIP": "SKIPPED"}
 
 
 def read_allowlist(path: Path = ALLOWLIST) -> list[str]:
-    names = []
-    for line in path.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            names.append(line)
-    return names
+    return allowlists.read_allowlist(path)
 
 
 def list_tests(b: Build) -> list[str]:
