@@ -15,7 +15,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kafkapy"
-SHARED = {"logs", "specs", "java_properties"}
+SHARED = {"logs", "specs", "java_properties", "clock"}
 # what each core layer may import of kafkapy's own packages (besides SHARED)
 ALLOWED = {
     "protocol": set(),

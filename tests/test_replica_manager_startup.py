@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+import kafkapy.server.apis  # noqa: F401  (registers the API handlers, as the broker does)
 from kafkapy.metadata.cluster import ClusterMetadata
 from kafkapy.metadata.models import PartitionState
 from kafkapy.metadata.zookeeper import ZooKeeperStore
 from kafkapy.server.broker import Broker
 from kafkapy.server.config import BrokerConfig
-from kafkapy.server.registry import load_all
 from kafkapy.server.topics import TopicRegistry
 from kafkapy.testing import free_port
 from kafkapy.testing.zookeeper import ZooKeeperServer
@@ -57,7 +57,6 @@ def test_a_leader_elected_while_the_broker_starts_is_in_its_metadata(
                 "listeners": f"PLAINTEXT://127.0.0.1:{free_port()}",
             }
         )
-        load_all()  # the API modules, as run_broker loads them before a Broker exists
         broker = Broker(config)
         broker.start()
         view = broker.topics.get("t").states[0]

@@ -136,7 +136,8 @@ def test_sasl_stage_waits_for_a_successful_api_versions(tmp_path) -> None:
     from kafkapy.security.session import Session
     from kafkapy.server.broker import Broker
     from kafkapy.server.config import BrokerConfig
-    from kafkapy.server.connection import PASS, AuthenticationFailed
+    from kafkapy.server.connection import PASS
+    from kafkapy.server.request_context import AuthenticationFailed
     from kafkapy.server.sasl_authenticator import HANDSHAKE, VERSIONS_OR_HANDSHAKE, Authenticator
 
     login = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="a" ' \

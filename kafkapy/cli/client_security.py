@@ -17,7 +17,7 @@ names them differently:
 
 from __future__ import annotations
 
-from kafkapy.cli.common import CliError
+from kafkapy.cli.errors import CliError
 from kafkapy.security.jaas import JaasConfigError, login_options
 
 _DROPPED = frozenset(

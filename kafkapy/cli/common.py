@@ -21,17 +21,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
+from kafkapy.cli.client_security import translate
+from kafkapy.cli.errors import CliError
 from kafkapy.java_properties import PropertiesFormatError, read_properties
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
-
-
-class CliError(Exception):
-    """A user-facing failure: printed as one line, exit status 1."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 class ToolParser(argparse.ArgumentParser):
@@ -170,8 +164,6 @@ _RENAMED = {
 
 def java_to_librdkafka(props: dict[str, str]) -> dict[str, str]:
     """Translate Java client property names to librdkafka's; drop Java-only ones."""
-    from kafkapy.cli.client_security import translate
-
     out: dict[str, str] = {}
     for key, value in translate(props).items():
         if key in _JAVA_ONLY:

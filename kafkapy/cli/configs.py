@@ -13,7 +13,6 @@ and prints `Completed updating config for topic T.`
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from kafkapy.cli.common import (
@@ -23,6 +22,7 @@ from kafkapy.cli.common import (
     load_properties,
     result,
 )
+from kafkapy.cli.config_args import parse_add_config, parse_delete_config
 
 DESCRIPTION = (
     "This tool helps to manipulate and describe entity config for a topic, client, user, broker, "
@@ -117,33 +117,6 @@ def build_parser() -> ToolParser:
         "--delete-config", action="append", metavar="K,...", help="configs to remove (repeatable)"
     )
     return p
-
-
-def parse_add_config(text: str | None) -> dict[str, str]:
-    """`k1=v1,k2=[a,b]`: commas inside [] do not split; brackets are removed from values."""
-    if not text:
-        return {}
-    out: dict[str, str] = {}
-    lookahead = r"(?=[^\]]*(?:\[|$))"
-    for item in re.split("," + lookahead, text):
-        pair = re.split(r"\s*=\s*" + lookahead, item)
-        if len(pair) != 2:
-            raise CliError(
-                'Invalid entity config: all configs to be added must be in the format "key=val" '
-                'or "key=[val1,val2]" to group values which contain commas.'
-            )
-        out[pair[0].strip()] = re.sub(r"\[?\]?", "", pair[1]).strip()
-    for key in out:
-        if not re.fullmatch(r"[$a-zA-Z0-9._-]*", key):
-            raise CliError(f"Invalid character found for config key: {key}")
-    return out
-
-
-def parse_delete_config(items: list[str] | None) -> list[str]:
-    out: list[str] = []
-    for item in items or []:
-        out.extend(s.strip() for s in item.split(",") if s.strip())
-    return out
 
 
 def entity(opts) -> tuple[str, str | None]:

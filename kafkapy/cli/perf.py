@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
+from kafkapy import clock
 from kafkapy.cli.common import (
     CliError,
     ToolParser,
@@ -39,7 +40,7 @@ class Stats:
 
     def __init__(self, num_records: int, out=None) -> None:
         self.out = out or sys.stdout
-        self.start = now_ms()
+        self.start = clock.now_ms()
         self.window_start = self.start
         self.sampling = max(1, num_records // min(num_records, 500000))
         self.latencies: list[int] = []
@@ -61,7 +62,7 @@ class Stats:
         self.iteration += 1
         if at_ms - self.window_start >= REPORT_INTERVAL_MS:
             self.print_window(at_ms)
-            self.window_start = now_ms()
+            self.window_start = clock.now_ms()
             self.w_count = self.w_bytes = self.w_total = self.w_max = 0
 
     def print_window(self, at_ms: int) -> None:
@@ -73,14 +74,10 @@ class Stats:
         )
 
     def total_line(self, end_ms: int | None = None) -> str:
-        elapsed = max(1, (end_ms or now_ms()) - self.start)
+        elapsed = max(1, (end_ms or clock.now_ms()) - self.start)
         return total_line(
             self.count, self.bytes, elapsed, self.total_latency, self.max_latency, self.latencies
         )
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def window_line(count: int, nbytes: int, elapsed_ms: int, total_lat: int, max_lat: int) -> str:
@@ -129,7 +126,7 @@ class Throttler:
         due_ms = self.start_ms + sent * 1000.0 / self.per_sec
         while due_ms > now:
             sleep((due_ms - now) / 1000.0)
-            now = now_ms()
+            now = clock.now_ms()
 
 
 def producer_parser() -> ToolParser:
@@ -243,7 +240,7 @@ def main_producer_perf_test(argv: list[str]) -> int:
             errors.append(err.str())
             return
         lat = msg.latency()
-        stats.record(int((lat or 0.0) * 1000), len(msg), now_ms())
+        stats.record(int((lat or 0.0) * 1000), len(msg), clock.now_ms())
 
     throttler = Throttler(o.throughput, stats.start)
     topic = o.topic
@@ -254,14 +251,14 @@ def main_producer_perf_test(argv: list[str]) -> int:
         for i in range(o.num_records):
             if transactions and in_txn == 0:
                 producer.begin_transaction()
-                txn_start = now_ms()
+                txn_start = clock.now_ms()
             if o.payload_monotonic:
                 value = str(i).encode()
             elif n_payloads == 1:
                 value = payloads[0]
             else:
                 value = payloads[rng.randrange(n_payloads)]
-            sent_ms = now_ms()
+            sent_ms = clock.now_ms()
             while True:
                 try:
                     producer.produce(topic, value, on_delivery=on_delivery)
@@ -443,19 +440,19 @@ def main_consumer_perf_test(argv: list[str]) -> int:
     # first open transaction and skip aborted records where Kafka's tool counts them)
     props.setdefault("isolation.level", "read_uncommitted")
     join_ms = [0]
-    join_start = [now_ms()]
+    join_start = [clock.now_ms()]
     assigned: set = set()
 
     def on_assign(consumer, partitions) -> None:
         if not assigned:
-            join_ms[0] += now_ms() - join_start[0]
+            join_ms[0] += clock.now_ms() - join_start[0]
         assigned.update((p.topic, p.partition) for p in partitions)
 
     def on_revoke(consumer, partitions) -> None:
         for p in partitions:
             assigned.discard((p.topic, p.partition))
         if not assigned:
-            join_start[0] = now_ms()
+            join_start[0] = clock.now_ms()
 
     if not o.hide_header:
         print(DETAILED_HEADER if o.show_detailed_stats else HEADER)
@@ -465,13 +462,13 @@ def main_consumer_perf_test(argv: list[str]) -> int:
         consumer.subscribe(topics, on_assign=on_assign, on_revoke=on_revoke)
     except KafkaException as e:
         raise CliError(kafka_error_message(e)) from None
-    start = now_ms()
+    start = clock.now_ms()
     last_consumed = last_report = start
     nmsgs = nbytes = last_msgs = last_bytes = 0
     try:
-        while nmsgs < o.messages and now_ms() - last_consumed <= o.timeout:
+        while nmsgs < o.messages and clock.now_ms() - last_consumed <= o.timeout:
             batch = consumer.consume(num_messages=min(10000, o.messages - nmsgs), timeout=0.1)
-            now = now_ms()
+            now = clock.now_ms()
             if batch:
                 last_consumed = now
             for m in batch:
@@ -492,7 +489,7 @@ def main_consumer_perf_test(argv: list[str]) -> int:
                 last_report, last_msgs, last_bytes = now, nmsgs, nbytes
     except KeyboardInterrupt:
         pass
-    end = now_ms()
+    end = clock.now_ms()
     if nmsgs < o.messages:
         print(
             f"WARNING: Exiting before consuming the expected number of messages: timeout "

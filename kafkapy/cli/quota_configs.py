@@ -30,7 +30,7 @@ import socket
 from typing import Any
 
 from kafkapy.cli.common import CliError, admin_client, load_properties
-from kafkapy.cli.configs import parse_add_config, parse_delete_config
+from kafkapy.cli.config_args import parse_add_config, parse_delete_config
 from kafkapy.cli.java_text import hashmap_order, java_double, java_map_hash, java_string_hash
 from kafkapy.metadata.scram_credentials import SCRAM_KEYS
 

@@ -26,9 +26,10 @@ Synchronous store calls: run it in a worker thread from trio code.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
+
+from kafkapy.clock import now_ms
 
 from .errors import NoNodeError, StoreError
 from .store import MetadataStore
@@ -40,10 +41,6 @@ CHANGE_EXPIRATION_MS = 15 * 60 * 1000
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class ChangeNotificationFeed(Generic[K, V]):

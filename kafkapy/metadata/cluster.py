@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 
+from kafkapy import clock
 from kafkapy.metadata import znodes as zn
 from kafkapy.metadata.cluster_topics import ClusterTopics
 from kafkapy.metadata.errors import (
@@ -91,7 +92,7 @@ class ClusterMetadata(ClusterTopics):
             endpoints=endpoints,
             rack=rack,
             jmx_port=jmx_port,
-            timestamp=zn.now_ms(),
+            timestamp=clock.now_ms(),
             features={k: dict(v) for k, v in (features or {}).items()},
         )
         path, data = zn.BROKER_ID.path(broker_id), zn.BROKER_ID.encode(info)
@@ -176,7 +177,7 @@ class ClusterMetadata(ClusterTopics):
             except NodeExistsError:
                 pass
             epoch, version = self.controller_epoch()
-        info = ControllerInfo(broker_id=broker_id, timestamp=zn.now_ms())
+        info = ControllerInfo(broker_id=broker_id, timestamp=clock.now_ms())
         try:
             self._store.multi([
                 CreateOp(zn.CONTROLLER.path(), zn.CONTROLLER.encode(info), ephemeral=True),

@@ -21,11 +21,11 @@ import logging
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from kafkapy import clock
 from kafkapy.metadata.errors import (
     BadVersionError,
     NoChildrenForEphemeralsError,
@@ -77,10 +77,6 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 
 _COLUMNS = "path, data, version, cversion, czxid, mzxid, pzxid, ctime, mtime, ephemeral_owner"
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class _Row:
@@ -165,7 +161,7 @@ class EmbeddedStore(MetadataStore):
                 "INSERT OR REPLACE INTO meta(key, value) VALUES('session', ?)", (self._session_id,)
             )
             if self._conn.execute("SELECT 1 FROM znodes WHERE path = '/'").fetchone() is None:
-                now = _now_ms()
+                now = clock.now_ms()
                 self._conn.execute(
                     f"INSERT INTO znodes(parent, {_COLUMNS}) VALUES('', '/', x'', 0, 0, 0, 0, 0,"
                     " ?, ?, 0)",
@@ -299,7 +295,7 @@ class EmbeddedStore(MetadataStore):
             path = sequential_name(path, (prow.cversion + self._num_children(parent)) // 2)
         if self._row(path) is not None:
             raise NodeExistsError(f"znode {path} already exists", path)
-        now = _now_ms()
+        now = clock.now_ms()
         owner = self._session_id if op.ephemeral else 0
         self._conn.execute(
             f"INSERT INTO znodes(parent, {_COLUMNS}) VALUES(?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?)",
@@ -316,7 +312,7 @@ class EmbeddedStore(MetadataStore):
         self._conn.execute(
             "UPDATE znodes SET data = ?, version = version + 1, mzxid = ?, mtime = ? "
             "WHERE path = ?",
-            (bytes(op.data), self._zxid, _now_ms(), row.path),
+            (bytes(op.data), self._zxid, clock.now_ms(), row.path),
         )
         events.append(WatchEvent(EventType.CHANGED, row.path))
         new = self._row(row.path)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 import string
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -46,10 +45,6 @@ def load_json(data: bytes) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
     return obj
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class ZNode:

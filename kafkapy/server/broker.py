@@ -19,7 +19,6 @@ import gc
 import logging
 import signal
 import threading
-import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ from kafkapy.security.authorizer import AclAuthorizer
 from kafkapy.server.config import BrokerConfig
 from kafkapy.storage.log_manager import LogManager
 
+from . import apis  # noqa: F401  (importing the package registers every API handler)
 from .acl_listener import AclChangeListener
 from .config_listener import ConfigChangeListener
 from .connection_limit_configs import apply_connection_limits
@@ -48,7 +48,6 @@ from .producer_ids import ProducerIdAllocator
 from .purgatory import Purgatory
 from .quota_enforcement import BrokerQuotas
 from .registration import register_broker
-from .registry import load_all
 from .scram_cache import ScramCredentialCache
 from .topics import TopicRegistry
 from .txn_verification import AcceptAllVerifier, TxnVerifier
@@ -57,10 +56,6 @@ if TYPE_CHECKING:
     from .txn_service import TxnService
 
 log = logging.getLogger("kafkapy.broker")
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class Broker:
@@ -253,7 +248,6 @@ async def run_broker(
     """Run a broker until SIGINT or SIGTERM (on the main thread), until cancelled, or until it
     halts itself (no log directory left), then shut it down; returns the exit status.
     ``task_status.started(broker)`` once it accepts connections."""
-    load_all()
     # SIGINT/SIGTERM are caught from now on: one that comes while the broker starts (recovering
     # its logs, binding its listener) stops it cleanly once it has started, never half-way
     signals = contextlib.ExitStack()

@@ -41,7 +41,6 @@ import itertools
 import logging
 import os
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -59,14 +58,14 @@ from kafkapy.protocol.headers import (
 from kafkapy.protocol.request_guard import Guard, UnknownTaggedField, guard_for
 from kafkapy.protocol.tagged_fields import strip_unknown_tags
 from kafkapy.protocol.wire import INT32, DecodeError
-from kafkapy.security.principal import KafkaPrincipal
 from kafkapy.security.session import Session
 
 from .channel import WAIT_FOR_MEMORY
 from .error_response import UNKNOWN_SERVER_ERROR_MESSAGE, RequestError, error_response
 from .idle_expiry import Activity
 from .registry import REGISTRY
-from .responses import NO_RESPONSE, RawResponse, encode_entity, response_module
+from .request_context import AuthenticationFailed, CloseConnection, RequestContext
+from .responses import NO_RESPONSE, RawResponse, encode_entity
 
 if TYPE_CHECKING:
     from .broker import Broker
@@ -79,49 +78,12 @@ STAGE_SIZE = 64 * 1024  # frames larger than this are received straight into the
 _conn_ids = itertools.count(1)
 
 
-class CloseConnection(Exception):
-    """The request cannot be answered; Kafka closes the connection in this case."""
-
-
-class AuthenticationFailed(Exception):
-    """Authentication failed: ``response`` (if any) is sent, and the connection is closed after
-    connection.failed.authentication.delay.ms."""
-
-    def __init__(self, reason: str, response: list[bytes] | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.response = response
-
-
 class _Pass:
     def __repr__(self) -> str:
         return "PASS"
 
 
 PASS: Any = _Pass()  # the authentication stage lets the frame through to dispatch
-
-
-@dataclass(slots=True)
-class RequestContext:
-    broker: Broker
-    header: RequestHeader
-    frame: bytes | bytearray  # the whole request (header and body); handlers may modify it
-    peer: str
-    connection_id: int
-    session: Session  # principal, listener, security protocol, client address
-
-    @property
-    def version(self) -> int:
-        return self.header.api_version
-
-    @property
-    def principal(self) -> KafkaPrincipal:
-        """Who the connection authenticated as (``User:ANONYMOUS`` without authentication)."""
-        return self.session.principal
-
-    @property
-    def R(self) -> ModuleType:
-        return response_module(self.header.api_key, self.header.api_version)
 
 
 @dataclass(frozen=True, slots=True)

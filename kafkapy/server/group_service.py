@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from kafkapy import clock
 from kafkapy.coordinator.group import CoordinatorConfig, GroupCoordinator, Pending
 from kafkapy.coordinator.group.topics import RegistryTopics
 from kafkapy.metadata.names import OFFSETS_TOPIC
@@ -45,12 +46,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkapy.groups")
 
 __all__ = ["OFFSETS_TOPIC", "GroupService"]
-
-
-def _now_ms() -> int:
-    from .broker import now_ms
-
-    return now_ms()
 
 
 class GroupService:
@@ -116,7 +111,7 @@ class GroupService:
         if info is None:
             return False
         self.coordinator.config.num_partitions = len(info.partitions)
-        self.coordinator.add_empty_partitions(self._led_partitions(info), _now_ms())
+        self.coordinator.add_empty_partitions(self._led_partitions(info), clock.now_ms())
         self.kick()
         return True
 
@@ -173,11 +168,11 @@ class GroupService:
             if coordinator.loading:  # leaderships gained (ZooKeeper mode)
                 await self._load()
             try:
-                coordinator.poll(_now_ms())
+                coordinator.poll(clock.now_ms())
             except Exception:  # one group's timer must not stop every group (and the broker)
                 log.exception("unexpected error in a group coordinator timer")
             deadline = coordinator.next_deadline()
-            timeout = math.inf if deadline is None else max(deadline - _now_ms(), 0) / 1000
+            timeout = math.inf if deadline is None else max(deadline - clock.now_ms(), 0) / 1000
             with trio.move_on_after(timeout):
                 await self._wakeup.wait()
 
@@ -194,7 +189,7 @@ class GroupService:
             )
             if p not in coordinator.loading:
                 continue  # leadership moved away during the read
-            coordinator.load_partition(p, records, _now_ms())
+            coordinator.load_partition(p, records, clock.now_ms())
             for producer_id, committed in self._deferred_markers.pop(p, []):
                 coordinator.complete_txn_offsets(p, producer_id, committed)
             self.log.mark_loaded(p, plog)

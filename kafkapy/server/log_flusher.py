@@ -18,11 +18,11 @@ KAFKA_STORAGE_ERROR.
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING
 
 import trio
 
+from kafkapy import clock
 from kafkapy.storage.errors import KafkaStorageError
 from kafkapy.storage.log import PartitionLog
 
@@ -32,14 +32,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkapy.flush")
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 async def flush_log(plog: PartitionLog) -> None:
     """Flush ``plog`` up to its current end, the fsyncs in a worker thread. Raises
     KafkaStorageError if the log is offline or the fsync fails (its directory goes offline)."""
-    job = plog.start_flush(_now_ms())
+    job = plog.start_flush(clock.now_ms())
     if job is None:
         return
     try:
@@ -53,7 +49,7 @@ async def flush_log(plog: PartitionLog) -> None:
 
 async def flush_if_due(plog: PartitionLog | None, now_ms: int | None = None) -> None:
     """flush.messages / flush.ms: flush when due (see the module doc)."""
-    if plog is not None and plog.flush_due(_now_ms() if now_ms is None else now_ms):
+    if plog is not None and plog.flush_due(clock.now_ms() if now_ms is None else now_ms):
         await flush_log(plog)
 
 
@@ -66,7 +62,7 @@ async def flush_loop(broker: Broker) -> None:
         await trio.sleep(max(interval_ms, 1) / 1000)
         if broker.logs is None:
             return
-        now = _now_ms()
+        now = clock.now_ms()
         for plog in broker.logs.online_logs():
             ms = plog.config.flush_interval_ms
             if ms is not None and plog.flush_due(now):

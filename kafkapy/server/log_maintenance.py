@@ -22,10 +22,10 @@ Each pass catches and logs its own errors: maintenance never takes the broker do
 from __future__ import annotations
 
 import logging
-import time
 
 import trio
 
+from kafkapy import clock
 from kafkapy.storage.cleaner import DEFAULT_DEDUPE_BUFFER_SIZE, UNLIMITED_IO, LogCleaner
 
 from .cleaner_process import CleanerProcess
@@ -36,10 +36,6 @@ from .notify import AppendNotifier
 log = logging.getLogger("kafkapy.maintenance")
 
 PURGE_INTERVAL_S = 0.5
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _config(broker, key: str, default, kind=int):
@@ -58,7 +54,7 @@ async def retention_loop(broker) -> None:
         if broker.logs is None:
             return
         try:
-            deleted = broker.logs.delete_old_segments(_now_ms())
+            deleted = broker.logs.delete_old_segments(clock.now_ms())
             if deleted:
                 log.info("retention deleted segments=%d", deleted)
         except Exception:
@@ -78,7 +74,7 @@ async def producer_expiration_loop(broker) -> None:
             broker, "producer.id.expiration.ms", broker.config.producer_id_expiration_ms
         )
         try:
-            removed = broker.logs.remove_expired_producers(_now_ms(), expiration)
+            removed = broker.logs.remove_expired_producers(clock.now_ms(), expiration)
             if removed:
                 log.debug("expired producer states=%d", removed)
         except Exception:
@@ -91,7 +87,7 @@ async def purge_loop(broker) -> None:
         if broker.logs is None:
             return
         try:
-            broker.logs.purge_deleted_files(_now_ms())
+            broker.logs.purge_deleted_files(clock.now_ms())
         except Exception:
             log.exception("removing .deleted files failed")
 
@@ -129,7 +125,7 @@ async def _clean_forever(broker, cleaner: LogCleaner, process: CleanerProcess) -
             broker, "log.cleaner.dedupe.buffer.size", DEFAULT_DEDUPE_BUFFER_SIZE
         )
         try:
-            task = cleaner.select(_now_ms())
+            task = cleaner.select(clock.now_ms())
         except Exception:
             log.exception("cleaner selection failed")
             task = None

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from kafkapy import clock
 from kafkapy.metadata import client_quotas as cq
 from kafkapy.quotas.client_quota_manager import DEFAULT, ClientQuotaManager, QuotaEntity
 from kafkapy.quotas.connection_rate import ConnectionRates
@@ -53,10 +54,6 @@ log = logging.getLogger("kafkapy.quotas")
 PRODUCE, FETCH, REQUEST = "producer_byte_rate", "consumer_byte_rate", "request_percentage"
 CONNECTIONS = "connection_creation_rate"
 NANOS_TO_PERCENT = 100.0 / 1e9  # Kafka's NanosToPercentagePerSecond
-
-
-def now_ms() -> float:
-    return time.monotonic() * 1000.0
 
 
 class TaskClock(trio.abc.Instrument):
@@ -211,12 +208,13 @@ class BrokerQuotas:
             return 0
         spent = self.clock.running() - started
         user, client = self.who(ctx)
-        return self.request.record(user, client, spent * NANOS_TO_PERCENT, now_ms())
+        now = clock.monotonic_ms_float()
+        return self.request.record(user, client, spent * NANOS_TO_PERCENT, now)
 
     def produce_throttle(self, ctx: Any, size: int, acks: int) -> int:
         """Record a produce request of ``size`` bytes; the throttle time (and mute) in ms."""
         user, client = self.who(ctx)
-        throttle = self.produce.record(user, client, size, now_ms())
+        throttle = self.produce.record(user, client, size, clock.monotonic_ms_float())
         if acks != 0:
             throttle = max(throttle, self.request_throttle(ctx))
         self.mute(ctx, throttle)
@@ -232,7 +230,7 @@ class BrokerQuotas:
         """Record a consumer fetch response of ``size`` bytes; the throttle time in ms. When
         throttled the caller answers empty, so the bytes are taken back (Kafka's unrecord)."""
         user, client = self.who(ctx)
-        now = now_ms()
+        now = clock.monotonic_ms_float()
         throttle = max(self.fetch.record(user, client, size, now), self.request_throttle(ctx))
         if throttle > 0:
             self.fetch.record_only(user, client, -size, now)
@@ -244,7 +242,7 @@ class BrokerQuotas:
         """Apply the connection creation rates to a new connection from ``ip``: wait what the
         broker-wide rate asks; False (after the throttle time) when the address is over its
         rate and the connection must be closed."""
-        admission = self.connections.on_new_connection(ip, now_ms())
+        admission = self.connections.on_new_connection(ip, clock.monotonic_ms_float())
         if admission.delay_ms:
             await trio.sleep(admission.delay_ms / 1000.0)
         if admission.refused:

@@ -1,7 +1,9 @@
 """The dispatch registry: API key -> handler, with the versions taken from the served table.
 
-Each module under server/apis registers its handler with `@api("Name")`. ApiVersions is computed
-from this registry, so it can never advertise an API that has no handler.
+Each module under server/apis registers its handler with `@api("Name")`; importing the
+``kafkapy.server.apis`` package (the broker does) imports them all. The registry itself imports no
+handler, so handlers and the connection code may import it without an import circle. ApiVersions
+is computed from this registry, so it can never advertise an API that has no handler.
 """
 
 from __future__ import annotations
@@ -37,9 +39,3 @@ def api(name: str, *, raw: bool = False) -> Callable[[Handler], Handler]:
 
     return register
 
-
-def load_all() -> dict[int, Registration]:
-    """Import every API module so that each registers itself; return the registry."""
-    from kafkapy.server import apis  # noqa: F401  (the package imports its modules)
-
-    return REGISTRY

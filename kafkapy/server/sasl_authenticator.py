@@ -54,9 +54,10 @@ from kafkapy.security.scram import ScramServer
 from kafkapy.security.session import Session
 
 from .apis.api_versions import valid_client_software
-from .connection import PASS, AuthenticationFailed, CloseConnection, decode_body
+from .connection import PASS, decode_body
 from .error_response import error_response
 from .registry import REGISTRY
+from .request_context import AuthenticationFailed, CloseConnection
 from .responses import build, encode_entity, response_module
 
 if TYPE_CHECKING:

@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 
 import trio
 
+from kafkapy.clock import now_ms
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.record_batch import RecordBatchError
 from kafkapy.storage.errors import StorageError
 
-from .apis.partition_lookup import lookup
+from .partition_lookup import lookup
 
 log = logging.getLogger("kafkapy.txn_markers")
 
@@ -93,8 +94,6 @@ async def write_txn_markers(
 ) -> list[dict[TopicPartition, ErrorCode]]:
     """Append and replicate each marker on each of its partitions; one error map per marker,
     in order."""
-    from .broker import now_ms
-
     now = now_ms()
     results: list[dict[TopicPartition, ErrorCode]] = []
     pending: list[tuple[int, TopicPartition, int, int]] = []  # (marker index, tp, epoch, last)

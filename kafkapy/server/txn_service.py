@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 from kio.schema.add_partitions_to_txn.v5 import request as apt_req
 
+from kafkapy import clock
 from kafkapy.coordinator.txn import MarkerJob, Prepared, TxnConfig, TxnCoordinator
 from kafkapy.coordinator.txn.metadata import TopicPartition
 from kafkapy.coordinator.txn.records import encode_key, encode_state
@@ -59,12 +60,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkapy.txn")
 
 TXN_TOPIC = TRANSACTION_STATE_TOPIC
-
-
-def _now_ms() -> int:
-    from .broker import now_ms
-
-    return now_ms()
 
 
 class TxnService:
@@ -188,7 +183,7 @@ class TxnService:
                 p,
                 epoch,
             )
-            now = _now_ms()
+            now = clock.now_ms()
             for md in list(owned.txns.values()):
                 if md.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
                     commit = md.state == TxnState.PREPARE_COMMIT
@@ -234,7 +229,7 @@ class TxnService:
         self, partition: int, records: list[tuple[bytes, bytes | None]], timeout_ms: int
     ) -> ErrorCode:
         try:
-            mark = self.log.append(partition, records, _now_ms())
+            mark = self.log.append(partition, records, clock.now_ms())
         except InternalAppendError as e:
             return e.error_code
         except Exception:
@@ -247,7 +242,7 @@ class TxnService:
         self, transactional_id: str, timeout_ms: int, expected: tuple[int, int] | None
     ) -> tuple[ErrorCode, int, int]:
         got = self.coordinator.prepare_init_producer_id(
-            transactional_id, timeout_ms, expected, _now_ms()
+            transactional_id, timeout_ms, expected, clock.now_ms()
         )
         if isinstance(got, ErrorCode):
             return got, -1, -1
@@ -276,7 +271,7 @@ class TxnService:
         partitions: list[TopicPartition],
     ) -> ErrorCode:
         got = self.coordinator.prepare_add_partitions(
-            transactional_id, producer_id, producer_epoch, partitions, _now_ms()
+            transactional_id, producer_id, producer_epoch, partitions, clock.now_ms()
         )
         if isinstance(got, ErrorCode):
             return got
@@ -291,7 +286,7 @@ class TxnService:
             producer_epoch,
             commit=commit,
             from_client=True,
-            now_ms=_now_ms(),
+            now_ms=clock.now_ms(),
         )
         if isinstance(got, ErrorCode):
             return got
@@ -311,7 +306,7 @@ class TxnService:
             t.producer_epoch,
             commit,
             prepared.coordinator_epoch,
-            _now_ms(),
+            clock.now_ms(),
         )
         if isinstance(got, ErrorCode):
             return got
@@ -421,14 +416,14 @@ class TxnService:
             self.broker.txn_verifier = self
             task_status.started()
             await self._load()
-            now = _now_ms()
+            now = clock.now_ms()
             next_abort = now + config.abort_interval_ms
             next_expiry = now + config.remove_expired_interval_ms
             while True:
                 self._wakeup = trio.Event()
                 if self.coordinator.cache.loading:
                     await self._load()
-                now = _now_ms()
+                now = clock.now_ms()
                 if now >= next_abort:
                     next_abort = now + config.abort_interval_ms
                     for prepared in self.coordinator.timed_out(now):
@@ -437,7 +432,7 @@ class TxnService:
                     next_expiry = now + config.remove_expired_interval_ms
                     for partition, expired in self.coordinator.expire_ids(now).items():
                         self.spawn(self._write_tombstones, partition, expired)
-                wait = max(min(next_abort, next_expiry) - _now_ms(), 0) / 1000
+                wait = max(min(next_abort, next_expiry) - clock.now_ms(), 0) / 1000
                 with trio.move_on_after(wait):
                     await self._wakeup.wait()
 

@@ -209,11 +209,9 @@ def _preload() -> None:
     """Everything `kafkapy server` imports, in embedded and in ZooKeeper mode."""
     import kafkapy.cli.main
     import kafkapy.metadata.zookeeper
+    import kafkapy.server.apis  # registers every API handler
     import kafkapy.server.broker
     import kafkapy.server.replica_manager  # noqa: F401
-    from kafkapy.server.registry import load_all
-
-    load_all()
 
 
 def serve() -> None:

@@ -32,19 +32,12 @@ from __future__ import annotations
 
 import datetime
 
+from kafkapy.clock import now_ms
 from kafkapy.coordinator.group.modern import HeartbeatRequest
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import (
-    GROUP_DENIED,
-    client_host,
-    client_id,
-    group_denied,
-    ms,
-    now_ms,
-    service,
-)
+from .group_common import GROUP_DENIED, client_host, client_id, group_denied, ms, service
 
 
 @api("ConsumerGroupHeartbeat")

@@ -12,10 +12,12 @@ Authorization: DELETE on each group (else GROUP_AUTHORIZATION_FAILED for it).
 
 from __future__ import annotations
 
+from kafkapy.clock import now_ms
+
 from ..authorization import DELETE, GROUP, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import GROUP_DENIED, now_ms, service
+from .group_common import GROUP_DENIED, service
 
 
 @api("DeleteGroups")

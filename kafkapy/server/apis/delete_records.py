@@ -13,9 +13,9 @@ from __future__ import annotations
 from kafkapy.protocol.errors import ErrorCode
 
 from ..authorization import DELETE, TOPIC, authorized_names
+from ..partition_lookup import lookup
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .partition_lookup import lookup
 
 HIGH_WATERMARK = -1
 

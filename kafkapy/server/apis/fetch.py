@@ -42,11 +42,11 @@ and the connection is muted for it, as Kafka does.
 from __future__ import annotations
 
 import os
-import time
 import uuid
 
 import trio
 
+from kafkapy import clock
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.fetch_request import parse_fetch_request
 from kafkapy.protocol.fetch_response import PartitionResult, TopicResult, encode_fetch_response
@@ -55,9 +55,9 @@ from kafkapy.storage.errors import StorageError
 from kafkapy.storage.log import FileRegion
 
 from ..authorization import CLUSTER_ACTION, READ, TOPIC, authorize_cluster, authorized_names
-from ..connection import CloseConnection
 from ..fetch_sessions import INVALID_SESSION_ID, Incremental, SessionError, StaleEpoch, next_epoch
 from ..registry import api
+from ..request_context import CloseConnection
 from ..responses import RawResponse
 
 ZERO_UUID = uuid.UUID(int=0)  # kio reads the zero topic id as None
@@ -263,7 +263,7 @@ async def handle(ctx, _request):
         replica_id >= 0,
         request.topics,
         request.forgotten_topics_data,
-        _now_ms(),
+        clock.monotonic_ms(),
     )
     if isinstance(context, SessionError):
         return RawResponse(encode_fetch_response(version, [], error_code=context.error))
@@ -309,7 +309,7 @@ async def handle(ctx, _request):
             )
             return RawResponse(body)
     try:
-        session_id, results = context.finish(results, _now_ms())
+        session_id, results = context.finish(results, clock.monotonic_ms())
     except StaleEpoch as e:  # a later request of the session was served meanwhile
         body = encode_fetch_response(
             version, [], error_code=ErrorCode.invalid_fetch_session_epoch, session_id=e.session_id
@@ -318,10 +318,6 @@ async def handle(ctx, _request):
     return RawResponse(
         encode_fetch_response(version, _own_regions(results), session_id=session_id)
     )
-
-
-def _now_ms() -> int:
-    return time.monotonic_ns() // 1_000_000
 
 
 def _own_regions(results):

@@ -25,12 +25,6 @@ def coordinator(ctx: Any) -> Any:
     return ctx.broker.groups.coordinator
 
 
-def now_ms() -> int:
-    from ..broker import now_ms as _now
-
-    return _now()
-
-
 def ms(value: datetime.timedelta | int | None, default: int = -1) -> int:
     if value is None:
         return default

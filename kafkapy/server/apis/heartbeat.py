@@ -15,9 +15,11 @@ Requires READ on the group (GROUP_AUTHORIZATION_FAILED otherwise).
 
 from __future__ import annotations
 
+from kafkapy.clock import now_ms
+
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import GROUP_DENIED, group_denied, now_ms, service
+from .group_common import GROUP_DENIED, group_denied, service
 
 
 @api("Heartbeat")

@@ -22,11 +22,12 @@ Requires READ on the group (GROUP_AUTHORIZATION_FAILED otherwise).
 
 from __future__ import annotations
 
+from kafkapy.clock import now_ms
 from kafkapy.coordinator.group.classic import JoinRequest
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import GROUP_DENIED, client_host, client_id, group_denied, ms, now_ms, service
+from .group_common import GROUP_DENIED, client_host, client_id, group_denied, ms, service
 
 
 @api("JoinGroup")

@@ -9,10 +9,11 @@ the principal may DESCRIBE are listed (authorization).
 
 from __future__ import annotations
 
+from kafkapy.clock import now_ms
+
 from ..authorization import DESCRIBE, TRANSACTIONAL_ID, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import now_ms
 
 
 @api("ListTransactions")

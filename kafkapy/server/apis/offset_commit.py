@@ -22,16 +22,11 @@ on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions, before existen
 
 from __future__ import annotations
 
+from kafkapy.clock import now_ms
+
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import (
-    ms,
-    now_ms,
-    partition_errors,
-    replicated_results,
-    requested_offsets,
-    service,
-)
+from .group_common import ms, partition_errors, replicated_results, requested_offsets, service
 
 
 @api("OffsetCommit")

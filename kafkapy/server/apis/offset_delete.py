@@ -15,6 +15,7 @@ topic (else TOPIC_AUTHORIZATION_FAILED on its partitions).
 
 from __future__ import annotations
 
+from kafkapy.clock import now_ms
 from kafkapy.protocol.errors import ErrorCode
 
 from ..authorization import DELETE, READ, TOPIC, authorized_names
@@ -25,7 +26,6 @@ from .group_common import (
     TOPIC_DENIED,
     UNKNOWN_TOPIC,
     group_denied,
-    now_ms,
     partition_exists,
     service,
 )

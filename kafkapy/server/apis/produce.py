@@ -60,9 +60,9 @@ from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.errors import OutOfOrderSequenceError, StorageError
 
 from ..authorization import TOPIC, WRITE, authorized_names, transactional_id_error
-from ..connection import CloseConnection
 from ..log_flusher import flush_if_due
 from ..registry import api
+from ..request_context import CloseConnection
 from ..responses import NO_RESPONSE, RawResponse
 from ..txn_verification import map_verification_error, transactional_batch, verify_partitions
 

@@ -17,11 +17,12 @@ otherwise).
 
 from __future__ import annotations
 
+from kafkapy.clock import now_ms
 from kafkapy.coordinator.group.classic import SyncResult
 
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from .group_common import GROUP_DENIED, group_denied, now_ms, service
+from .group_common import GROUP_DENIED, group_denied, service
 
 
 @api("SyncGroup")

@@ -29,6 +29,7 @@ GROUP_AUTHORIZATION_FAILED on every partition), READ on each topic (TOPIC_AUTHOR
 
 from __future__ import annotations
 
+from kafkapy.clock import now_ms
 from kafkapy.coordinator.group.state import append_error_to_response_error
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
@@ -37,13 +38,7 @@ from ..authorization import transactional_id_error
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from ..txn_verification import TransactionalBatch, verify_partitions
-from .group_common import (
-    now_ms,
-    partition_errors,
-    replicated_results,
-    requested_offsets,
-    service,
-)
+from .group_common import partition_errors, replicated_results, requested_offsets, service
 
 
 async def _verify(ctx, request, partition: int) -> tuple[object | None, ErrorCode]:
