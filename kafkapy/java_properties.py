@@ -2,8 +2,8 @@
 property files (``key=value``, ``key: value``, ``key value``; ``#``/``!`` comment lines;
 backslash continuations; ``\\t``-style and ``\\uXXXX`` escapes). Sans-io: text in, dict out.
 
-Shared by the broker's configuration (kafkapy.server.config) and the command-line tools'
-``--command-config`` files (kafkapy.cli.common).
+Shared by the broker's configuration (kafkapy.server.config.broker_config) and the command-line
+tools' ``--command-config`` files (kafkapy.cli.common).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Cleaning passes in the cleaner's own process (server/cleaner_process.py): the result the
-broker installs is the in-thread pass's, I/O follows log.cleaner.io.max.bytes.per.second, a
+"""Cleaning passes in the cleaner's own process (server/log_manager/cleaner_process.py): the result
+the broker installs is the in-thread pass's, I/O follows log.cleaner.io.max.bytes.per.second, a
 failing pass is reported as the in-thread one would be, and a dying process aborts the pass
 without blaming the partition."""
 
@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from kafkapy.protocol.record_batch import CorruptRecordError
-from kafkapy.server.cleaner_process import CleanerProcess, CleanerProcessDied
+from kafkapy.server.log_manager.cleaner_process import CleanerProcess, CleanerProcessDied
 from kafkapy.storage.cleaner import UNLIMITED_IO, LogCleaner
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.log_manager import LogManager

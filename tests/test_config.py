@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkapy.server.config import (
+from kafkapy.server.config.broker_config import (
     LONG_MAX,
     BrokerConfig,
     ConfigError,
@@ -202,7 +202,7 @@ def test_from_file_with_overrides(tmp_path: Path) -> None:
 
 
 def test_unknown_key_warns_once_per_key(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="kafkapy.server.config"):
+    with caplog.at_level(logging.WARNING, logger="kafkapy.server.config.broker_config"):
         BrokerConfig.from_properties({
             "no.such.key": "1", "another.bogus": "2", "num.replica.alter.log.dirs.threads": "1",
             "listener.name.plaintext.ssl.keystore.location": "/x", "ssl.keystore.type": "JKS",
@@ -286,7 +286,7 @@ def test_get_returns_raw_properties() -> None:
 
 
 def test_fetch_session_cache_slots_is_a_broker_config():
-    from kafkapy.server.config import BrokerConfig
+    from kafkapy.server.config.broker_config import BrokerConfig
 
     assert BrokerConfig.from_properties({}).max_incremental_fetch_session_cache_slots == 1000
     cfg = BrokerConfig.from_properties({"max.incremental.fetch.session.cache.slots": "7"})

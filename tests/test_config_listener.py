@@ -1,4 +1,4 @@
-"""Config change notifications applied on a broker (server/config_listener.py): the trio task
+"""Config change notifications applied on a broker (server/config/config_listener.py): the trio task
 wakes on the /config/changes watch and applies topic and broker configs to the registry and the
 open logs; values carry their znode's mzxid so that an older read never replaces a newer one."""
 
@@ -16,11 +16,11 @@ from kafkapy.metadata.cluster import ClusterMetadata
 from kafkapy.metadata.config_notifications import ConfigChange
 from kafkapy.metadata.embedded import EmbeddedStore
 from kafkapy.security.scram import MECHANISMS, ScramCredential
-from kafkapy.server.config import BrokerConfig
-from kafkapy.server.config_changes import apply_broker_configs
-from kafkapy.server.config_listener import ConfigChangeListener
+from kafkapy.server.config.broker_config import BrokerConfig
+from kafkapy.server.config.config_changes import apply_broker_configs
+from kafkapy.server.config.config_listener import ConfigChangeListener
 from kafkapy.server.quota_enforcement import BrokerQuotas
-from kafkapy.server.scram_cache import ScramCredentialCache
+from kafkapy.server.security.scram_cache import ScramCredentialCache
 from kafkapy.server.topics import TopicRegistry
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.log_manager import LogManager

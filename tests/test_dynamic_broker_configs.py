@@ -1,5 +1,5 @@
-"""Kafka 3.9's dynamic broker config rules (server/dynamic_broker_configs.py): which configs a
-broker takes at run time, at which level, with which values, and which ones DescribeConfigs
+"""Kafka 3.9's dynamic broker config rules (server/config/dynamic_broker_configs.py): which configs
+a broker takes at run time, at which level, with which values, and which ones DescribeConfigs
 hides."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from kafkapy.server.dynamic_broker_configs import (
+from kafkapy.server.config.dynamic_broker_configs import (
     DynamicConfigError,
     config_error,
     config_type,
@@ -17,7 +17,7 @@ from kafkapy.server.dynamic_broker_configs import (
     refuse_passwords,
     warn_not_applied,
 )
-from kafkapy.server.log_configs import BrokerLayers
+from kafkapy.server.config.log_configs import BrokerLayers
 
 
 @pytest.mark.parametrize(

@@ -20,8 +20,8 @@ from kafkapy.replication.truncation import (
     out_of_range,
     restart_for_first_batch,
 )
-from kafkapy.server.purgatory import Purgatory
-from kafkapy.server.replica_fetcher import FETCHING, OUT_OF_RANGE, LeaderFetcher
+from kafkapy.server.replication.purgatory import Purgatory
+from kafkapy.server.replication.replica_fetcher import FETCHING, OUT_OF_RANGE, LeaderFetcher
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.log import PartitionLog
 

@@ -501,7 +501,7 @@ def test_join_group_v3_joins_without_member_id_round_trip():
 
 
 def test_migration_policy_setting():
-    from kafkapy.server.config import BrokerConfig, ConfigError
+    from kafkapy.server.config.broker_config import BrokerConfig, ConfigError
 
     assert BrokerConfig().group_consumer_migration_policy == "bidirectional"  # Kafka 4.0's
     for value, parsed in (("UPGRADE", "upgrade"), (" disabled ", "disabled")):

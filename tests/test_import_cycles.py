@@ -112,7 +112,7 @@ def test_runtime_imports_follow_packages_and_skip_type_checking():
     edges = runtime_imports("kafkapy.server.registry")
     assert "kafkapy.protocol.api_table" in edges and "kafkapy.protocol" in edges, edges
     # connection.py imports the Broker only for its annotations
-    assert "kafkapy.server.broker" not in runtime_imports("kafkapy.server.connection")
+    assert "kafkapy.server.broker" not in runtime_imports("kafkapy.server.network.connection")
 
 
 def test_no_import_circle():

@@ -57,7 +57,7 @@ def layer_of(path: Path) -> str:
 
 def test_module_imports_resolve_relative_imports():
     names = module_imports(PACKAGE / "server" / "apis" / "describe_transactions.py")
-    assert {"kafkapy.server.authorization", "kafkapy.server.registry"} <= names, names
+    assert {"kafkapy.server.security.authorization", "kafkapy.server.registry"} <= names, names
     assert any(n.startswith("kafkapy.protocol") for n in module_imports(
         PACKAGE / "storage" / "log.py"))
 

@@ -19,7 +19,7 @@ from kafkapy.protocol.record_batch import (
     encode_batch,
     iter_batches,
 )
-from kafkapy.server.config_changes import (
+from kafkapy.server.config.config_changes import (
     APPEND,
     DELETE,
     SET,
@@ -28,8 +28,8 @@ from kafkapy.server.config_changes import (
     ConfigChangeError,
     incremental,
 )
-from kafkapy.server.dynamic_broker_configs import config_error
-from kafkapy.server.log_configs import (
+from kafkapy.server.config.dynamic_broker_configs import config_error
+from kafkapy.server.config.log_configs import (
     BrokerLayers,
     effective_topic_config,
     log_config_for,

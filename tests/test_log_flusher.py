@@ -1,4 +1,5 @@
-"""flush.messages / flush.ms fsyncs off the event loop (server/log_flusher.py), on real files.
+"""flush.messages / flush.ms fsyncs off the event loop (server/log_manager/log_flusher.py), on real
+files.
 
 The disk here is too fast (or a tmpfs) for an fsync to take noticeable time, so the fsync that
 flush_log runs in a worker thread is slowed down (it sleeps, then syncs): while it runs the event
@@ -15,7 +16,7 @@ import uuid
 import trio
 
 from kafkapy.protocol.record_batch import Record, decode_records, encode_batch, iter_batches
-from kafkapy.server.log_flusher import flush_if_due, flush_log
+from kafkapy.server.log_manager.log_flusher import flush_if_due, flush_log
 from kafkapy.storage import flush as flush_module
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.log_manager import LogManager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from kafkapy.server.purgatory import Purgatory
+from kafkapy.server.replication.purgatory import Purgatory
 
 
 def run(fn):

@@ -10,7 +10,7 @@ from functools import partial
 import trio
 
 from kafkapy.protocol.framing import FrameReader
-from kafkapy.server.peer_connection import PeerConnection
+from kafkapy.server.network.peer_connection import PeerConnection
 
 
 def test_frame_reader_reports_the_missing_bytes_of_a_large_frame():

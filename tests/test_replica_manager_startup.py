@@ -19,7 +19,7 @@ from kafkapy.metadata.cluster import ClusterMetadata
 from kafkapy.metadata.models import PartitionState
 from kafkapy.metadata.zookeeper import ZooKeeperStore
 from kafkapy.server.broker import Broker
-from kafkapy.server.config import BrokerConfig
+from kafkapy.server.config.broker_config import BrokerConfig
 from kafkapy.server.topics import TopicRegistry
 from kafkapy.testing import free_port
 from kafkapy.testing.zookeeper import ZooKeeperServer

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkapy.server.config import BrokerConfig, ConfigError
+from kafkapy.server.config.broker_config import BrokerConfig, ConfigError
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"

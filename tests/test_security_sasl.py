@@ -135,10 +135,14 @@ def test_sasl_stage_waits_for_a_successful_api_versions(tmp_path) -> None:
     from kafkapy.protocol.api_table import served_apis
     from kafkapy.security.session import Session
     from kafkapy.server.broker import Broker
-    from kafkapy.server.config import BrokerConfig
-    from kafkapy.server.connection import PASS
+    from kafkapy.server.config.broker_config import BrokerConfig
+    from kafkapy.server.network.connection import PASS
     from kafkapy.server.request_context import AuthenticationFailed
-    from kafkapy.server.sasl_authenticator import HANDSHAKE, VERSIONS_OR_HANDSHAKE, Authenticator
+    from kafkapy.server.security.sasl_authenticator import (
+        HANDSHAKE,
+        VERSIONS_OR_HANDSHAKE,
+        Authenticator,
+    )
 
     login = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="a" ' \
         'password="b";'

@@ -12,7 +12,7 @@ import trio.testing
 from kafkapy.security.listener_security import ListenerSecurity, SecurityConfigError
 from kafkapy.security.principal import ANONYMOUS, KafkaPrincipal
 from kafkapy.security.tls import TlsConfigError, openssl_cipher_name, server_context
-from kafkapy.server.listeners import certificate_principal
+from kafkapy.server.network.listeners import certificate_principal
 from kafkapy.testing.tls import ALICE_DN, KEY_PASSWORD, make_pki
 
 
@@ -149,7 +149,7 @@ def test_tls_transport_moves_large_buffers_and_ends_cleanly(pki) -> None:
     """The broker's TLS transport (memory BIOs) between two real sockets: several MiB each
     way, received into caller buffers; close_notify ends the stream; a corrupt record is a
     ConnectionError, not an exception of its own."""
-    from kafkapy.server.tls_transport import TlsTransport
+    from kafkapy.server.network.tls_transport import TlsTransport
 
     server_ctx = server_context({"ssl.keystore.location": pki.server_keystore})
     client_ctx = ssl.create_default_context(cafile=pki.ca)
@@ -207,7 +207,7 @@ def test_broker_as_client_checks_the_peer_name(pki, algorithm, host, ok) -> None
     """ssl.endpoint.identification.algorithm: https (Kafka's default) makes a broker refuse a
     peer whose certificate does not name the host it connected to; empty turns the check off."""
     from kafkapy.security.tls import client_context
-    from kafkapy.server.tls_transport import TlsTransport
+    from kafkapy.server.network.tls_transport import TlsTransport
 
     server_ctx = server_context({"ssl.keystore.location": pki.server_keystore})
     client_ctx = client_context(

@@ -30,7 +30,7 @@ from kio.serial import entity_reader, entity_writer
 
 from kafkapy.protocol.headers import parse_request_header
 from kafkapy.protocol.tagged_fields import MalformedBody, strip_unknown_tags
-from kafkapy.server.connection import decode_body
+from kafkapy.server.network.connection import decode_body
 from kafkapy.server.request_context import CloseConnection
 
 MS = datetime.timedelta(milliseconds=1)

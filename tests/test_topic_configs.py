@@ -8,14 +8,14 @@ import logging
 
 import pytest
 
-from kafkapy.server.config import BrokerConfig, ConfigError
-from kafkapy.server.dynamic_broker_configs import config_error
-from kafkapy.server.log_configs import (
+from kafkapy.server.config.broker_config import BrokerConfig, ConfigError
+from kafkapy.server.config.dynamic_broker_configs import config_error
+from kafkapy.server.config.log_configs import (
     DYNAMIC_BROKER_KEYS,
     effective_topic_config,
     log_config_for,
 )
-from kafkapy.server.topic_configs import TOPIC_CONFIGS, validate_topic_config
+from kafkapy.server.config.topic_configs import TOPIC_CONFIGS, validate_topic_config
 
 # LogConfig.configNames() of Kafka 3.9.0
 KAFKA_39_TOPIC_CONFIGS = """

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode as E
 from kafkapy.protocol.record_batch import Record, encode_batch
-from kafkapy.server.txn_verification import (
+from kafkapy.server.coordinator.txn_verification import (
     TransactionalBatch,
     map_verification_error,
     transactional_batch,

@@ -18,7 +18,7 @@ from kafkapy.storage.errors import StorageError
 
 def _server(args: argparse.Namespace) -> int:
     from kafkapy.server.broker import run_broker
-    from kafkapy.server.config import BrokerConfig, ConfigError
+    from kafkapy.server.config.broker_config import BrokerConfig, ConfigError
 
     overrides: dict[str, str] = {}
     for item in args.override or []:

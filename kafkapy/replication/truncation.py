@@ -11,7 +11,8 @@
 * ``follower_log_start``: how far the leader's log start offset (in every Fetch response) moves
   this replica's own log start offset.
 
-The server side (kafkapy.server.replica_fetcher) asks the leader and applies these to the log.
+The server side (kafkapy.server.replication.replica_fetcher) asks the leader and applies these to
+the log.
 """
 
 from __future__ import annotations

@@ -3,13 +3,13 @@
 Startup: open the log directories (recovering after an unclean stop), open the metadata store,
 ensure the cluster id, register this broker and take the controller role (single-broker embedded
 mode), open or create the logs of every partition assigned here, watch config change
-notifications (server/config_listener.py) and, with an authorizer, load the ACLs and watch their
-changes (server/acl_listener.py), then accept connections. On shutdown (SIGINT/SIGTERM)
-connections stop being accepted, logs are flushed and checkpointed and a clean-shutdown marker is
-written, so the next start skips recovery. A broker whose every log directory failed stops
-itself with exit status 1 (server/log_dir_failures.py). Off the main thread (an embedded broker
-of kafkapy.testing, a trio loop in a thread) there are no signals: the broker runs until its
-caller cancels it (and shuts down the same way) or until it halts itself.
+notifications (server/config/config_listener.py) and, with an authorizer, load the ACLs and watch
+their changes (server/security/acl_listener.py), then accept connections. On shutdown
+(SIGINT/SIGTERM) connections stop being accepted, logs are flushed and checkpointed and a
+clean-shutdown marker is written, so the next start skips recovery. A broker whose every log
+directory failed stops itself with exit status 1 (server/log_manager/log_dir_failures.py). Off the
+main thread (an embedded broker of kafkapy.testing, a trio loop in a thread) there are no signals:
+the broker runs until its caller cancels it (and shuts down the same way) or until it halts itself.
 """
 
 from __future__ import annotations
@@ -29,31 +29,31 @@ from kafkapy.metadata.cluster import ClusterMetadata
 from kafkapy.metadata.embedded import EmbeddedStore
 from kafkapy.metadata.models import Endpoint
 from kafkapy.security.authorizer import AclAuthorizer
-from kafkapy.server.config import BrokerConfig
+from kafkapy.server.config.broker_config import BrokerConfig
 from kafkapy.storage.log_manager import LogManager
 
 from . import apis  # noqa: F401  (importing the package registers every API handler)
-from .acl_listener import AclChangeListener
-from .config_listener import ConfigChangeListener
-from .connection_limit_configs import apply_connection_limits
-from .connection_quotas import ConnectionQuotas
+from .config.config_listener import ConfigChangeListener
+from .config.connection_limit_configs import apply_connection_limits
+from .coordinator.group_service import GroupService
+from .coordinator.producer_ids import ProducerIdAllocator
+from .coordinator.txn_verification import AcceptAllVerifier, TxnVerifier
 from .fetch_sessions import FetchSessionCache
-from .group_service import GroupService
-from .idle_expiry import IdleExpiry
-from .listeners import serve_listeners
-from .log_dir_failures import LogDirFailureHandler
-from .log_maintenance import run_log_maintenance
-from .memory_pool import memory_pool
-from .producer_ids import ProducerIdAllocator
-from .purgatory import Purgatory
+from .log_manager.log_dir_failures import LogDirFailureHandler
+from .log_manager.log_maintenance import run_log_maintenance
+from .network.connection_quotas import ConnectionQuotas
+from .network.idle_expiry import IdleExpiry
+from .network.listeners import serve_listeners
+from .network.memory_pool import memory_pool
 from .quota_enforcement import BrokerQuotas
-from .registration import register_broker
-from .scram_cache import ScramCredentialCache
+from .replication.purgatory import Purgatory
+from .replication.registration import register_broker
+from .security.acl_listener import AclChangeListener
+from .security.scram_cache import ScramCredentialCache
 from .topics import TopicRegistry
-from .txn_verification import AcceptAllVerifier, TxnVerifier
 
 if TYPE_CHECKING:
-    from .txn_service import TxnService
+    from .coordinator.txn_service import TxnService
 
 log = logging.getLogger("kafkapy.broker")
 
@@ -98,7 +98,7 @@ class Broker:
         self.log_dir_failures: LogDirFailureHandler | None = None
         self.exit_code = 0
         self.stop_requested = trio.Event()
-        # the ACL authorizer (server/authorization.py); None: every request is allowed
+        # the ACL authorizer (server/security/authorization.py); None: every request is allowed
         self.authorizer = AclAuthorizer(config.authorizer) if config.authorizer else None
         self.acl_listener: AclChangeListener | None = None
         self.client_quotas = BrokerQuotas(config)  # server/quota_enforcement.py
@@ -168,7 +168,7 @@ class Broker:
         self.topics.load()
         if self.config.zookeeper_connect:
             # ZooKeeper mode: controller election, leadership and replication
-            from .replica_manager import ReplicaManager
+            from .replication.replica_manager import ReplicaManager
 
             self.replicas = ReplicaManager(self)
             self.replicas.start()
@@ -179,7 +179,7 @@ class Broker:
             self.acl_listener.start()
         self.groups = GroupService(self)
         self.groups.start()
-        from .txn_service import TxnService  # imports the API modules (marker seam)
+        from .coordinator.txn_service import TxnService
 
         self.txn = TxnService(self)
         self.txn.start()
@@ -197,7 +197,7 @@ class Broker:
         return EmbeddedStore.in_dir(self.log_dirs[0])
 
     def _default_log_config(self):
-        from .log_configs import log_config_for_broker
+        from .config.log_configs import log_config_for_broker
 
         return log_config_for_broker(self, {})
 
@@ -216,7 +216,7 @@ class Broker:
             self.store = None
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Accept connections on every listener until cancelled (server/listeners.py)."""
+        """Accept connections on every listener until cancelled (server/network/listeners.py)."""
         await serve_listeners(self, task_status=task_status)
 
 

@@ -161,8 +161,8 @@ class FetchSession:
         self.evictable_by_all = False
         self.evictable_by_privileged = False
         self._topics: list[SessionTopic] | None = None
-        # the session's persistent watch on its partitions (server/purgatory.py), kept across
-        # its long polls; closed when the partitions change or the session ends
+        # the session's persistent watch on its partitions (server/replication/purgatory.py), kept
+        # across its long polls; closed when the partitions change or the session ends
         self.watch: Any = None
 
     def drop_watch(self) -> None:

@@ -4,7 +4,7 @@ throttle time, then mute the connection for that long.
 The quotas are the client-quota configs (kafkapy.metadata.client_quotas): ``producer_byte_rate``
 and ``consumer_byte_rate`` (bytes/s), ``request_percentage`` (handler time, % of one handler) for
 (user, client-id) entities, and ``connection_creation_rate`` for IPs; loaded at startup and kept
-current by config change notifications (server/config_listener.py). A request's user is its
+current by config change notifications (server/config/config_listener.py). A request's user is its
 principal's name (``ANONYMOUS`` without authentication), its client id the header's.
 
 * Produce: the request's size counts against the produce quota and, unless acks=0, its handler
@@ -16,9 +16,9 @@ principal's name (``ANONYMOUS`` without authentication), its client id the heade
   window), the throttle time set in the response.
 
 Muting (:meth:`BrokerQuotas.mute`): the connection reads no further request until the throttle
-time has passed (server/connection.py waits in :meth:`BrokerQuotas.wait_unmuted` after sending).
-Handler time is measured per trio task (:class:`TaskClock`, a trio instrument installed once a
-request quota exists): the time the connection's task ran while handling the request, the
+time has passed (server/network/connection.py waits in :meth:`BrokerQuotas.wait_unmuted` after
+sending). Handler time is measured per trio task (:class:`TaskClock`, a trio instrument installed
+once a request quota exists): the time the connection's task ran while handling the request, the
 counterpart of Kafka's request-thread time.
 
 Connection creation (kafkapy.quotas.connection_rate): ``max.connection.creation.rate`` delays
@@ -47,7 +47,7 @@ from kafkapy.quotas.connection_rate import ConnectionRates
 if TYPE_CHECKING:
     from kafkapy.metadata.store import MetadataStore
 
-    from .config import BrokerConfig
+    from .config.broker_config import BrokerConfig
 
 log = logging.getLogger("kafkapy.quotas")
 

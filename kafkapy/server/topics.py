@@ -28,10 +28,10 @@ from kafkapy.protocol.errors import ErrorCode
 from kafkapy.replication.assignment import AssignmentError, assign_replicas
 from kafkapy.storage.log import PartitionLog
 
-from .log_configs import apply_log_configs, log_config_for_broker, validate_topic_configs
+from .config.log_configs import apply_log_configs, log_config_for_broker, validate_topic_configs
+from .config.topic_configs import warn_not_applied
 from .metadata_cache import TopicBlockCache
-from .notify import AppendNotifier
-from .topic_configs import warn_not_applied
+from .replication.notify import AppendNotifier
 
 # Kafka's controller refuses an operation that would write more than 10,000 metadata records
 # (QuorumController.MAX_RECORDS_PER_USER_OP, one per partition) with POLICY_VIOLATION; without a

@@ -2,8 +2,8 @@
 the ``.cleaned`` files (storage/cleaner.py selects the log before and installs the result after,
 on the log's owner thread).
 
-The pass runs in the broker's cleaner process (server/cleaner_process.py: a CleanJob and the
-segments' descriptors go there, a CleanResult comes back) or, in tests and tools, in a worker
+The pass runs in the broker's cleaner process (server/log_manager/cleaner_process.py: a CleanJob and
+the segments' descriptors go there, a CleanResult comes back) or, in tests and tools, in a worker
 thread of the caller. It reads segments only through duplicated descriptors of closed segments,
 writes only ``<base>.log.cleaned`` (and its indexes) in the partition's directory, and keeps its
 reads and writes under ``log.cleaner.io.max.bytes.per.second`` (storage/io_throttle.py).

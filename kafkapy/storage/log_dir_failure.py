@@ -4,8 +4,8 @@ Any I/O error while a log directory is written or read (a full disk, a failing d
 segment rolls, index and checkpoint writes, fsync) takes the whole directory offline until the
 broker restarts: every partition in it answers KAFKA_STORAGE_ERROR from then on, nothing more is
 written there (no checkpoints, no clean-shutdown marker, so the next start recovers it), and the
-broker reacts (server/log_dir_failures.py: leadership moves in a cluster, or the broker stops
-when no log directory is left, as Kafka does).
+broker reacts (server/log_manager/log_dir_failures.py: leadership moves in a cluster, or the broker
+stops when no log directory is left, as Kafka does).
 
 ``fail`` is safe from any thread (flushes and the cleaner run in worker threads); it returns True
 only for the first failure of a directory, and calls the listeners then, once.

@@ -3,7 +3,7 @@ recovery at startup, offset checkpoints, the clean-shutdown marker, and log dire
 offline after an I/O error (Kafka's LogManager.handleLogDirFailure): the directory's logs are
 marked offline, nothing is written there any more (checkpoints, the clean-shutdown marker: the
 next start recovers it), new partitions go to the online directories. The failure is logged
-once, in one line; the broker's reaction is server/log_dir_failures.py."""
+once, in one line; the broker's reaction is server/log_manager/log_dir_failures.py."""
 
 from __future__ import annotations
 

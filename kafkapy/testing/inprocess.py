@@ -37,7 +37,7 @@ class BrokerThread(TestBroker):
     # --- lifecycle ------------------------------------------------------------------------------
 
     def start(self, timeout: float = 30.0) -> BrokerThread:
-        from kafkapy.server.config import BrokerConfig
+        from kafkapy.server.config.broker_config import BrokerConfig
 
         if self.running:
             return self

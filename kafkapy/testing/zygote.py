@@ -211,7 +211,7 @@ def _preload() -> None:
     import kafkapy.metadata.zookeeper
     import kafkapy.server.apis  # registers every API handler
     import kafkapy.server.broker
-    import kafkapy.server.replica_manager  # noqa: F401
+    import kafkapy.server.replication.replica_manager  # noqa: F401
 
 
 def serve() -> None:

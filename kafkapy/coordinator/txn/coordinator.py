@@ -4,7 +4,7 @@ Each operation validates a request against the cached metadata and either answer
 an error code (``ErrorCode.none`` when nothing needs writing) or returns a ``Prepared`` transit
 that the server writes to __transaction_state (acks=all) and then hands back to
 ``complete_write``, which takes it only if this broker still coordinates the id under the same
-coordinator epoch. The server composes the steps (kafkapy.server.txn_service):
+coordinator epoch. The server composes the steps (kafkapy.server.coordinator.txn_service):
 
 - InitProducerId: ``prepare_init_producer_id``; write; answer the transit's producer id and
   epoch. An id with a transaction Ongoing is fenced instead: the epoch is bumped and the

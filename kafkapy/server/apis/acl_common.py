@@ -23,7 +23,7 @@ from kafkapy.metadata.acl_model import (
 )
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import authorize_cluster
+from ..security.authorization import authorize_cluster
 
 NO_AUTHORIZER = "No Authorizer is configured on the broker"
 NO_AUTHORIZER_ALTER = "No Authorizer is configured."  # Kafka 4.4's controller, on alters

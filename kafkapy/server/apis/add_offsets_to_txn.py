@@ -17,9 +17,9 @@ from __future__ import annotations
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import GROUP, READ, authorize, transactional_id_error
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import GROUP, READ, authorize, transactional_id_error
 
 
 @api("AddOffsetsToTxn")

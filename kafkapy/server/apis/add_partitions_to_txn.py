@@ -29,7 +29,9 @@ import trio
 from kafkapy.metadata.names import INTERNAL_TOPICS
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import (
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from ..security.authorization import (
     CLUSTER_ACTION,
     TOPIC,
     WRITE,
@@ -37,8 +39,6 @@ from ..authorization import (
     authorized_names,
     transactional_id_error,
 )
-from ..registry import api
-from ..responses import THROTTLE_NONE, build
 from .group_common import partition_exists
 
 

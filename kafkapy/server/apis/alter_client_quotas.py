@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from kafkapy.metadata import client_quotas as cq
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import ALTER_CONFIGS, CLUSTER_DENIED_MESSAGE, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import ALTER_CONFIGS, CLUSTER_DENIED_MESSAGE, authorize_cluster
 
 log = logging.getLogger("kafkapy.quotas")
 

@@ -2,7 +2,7 @@
 
 Each resource's given configs replace all of its stored overrides (keys left out return to their
 broker or default value); the whole set is validated and, unless validate_only, stored and
-applied live (see server/config_changes.py). Errors as IncrementalAlterConfigs: unknown topic
+applied live (see server/config/config_changes.py). Errors as IncrementalAlterConfigs: unknown topic
 UNKNOWN_TOPIC_OR_PARTITION, bad topic value INVALID_CONFIG naming the key and the allowed range,
 broker keys that cannot change at run time INVALID_REQUEST, a null value or a resource named
 twice INVALID_REQUEST.
@@ -17,7 +17,7 @@ from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..config_changes import ConfigChangeError
+from ..config.config_changes import ConfigChangeError
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from .alter_configs_common import alter_resources

@@ -1,7 +1,7 @@
 """What AlterConfigs and IncrementalAlterConfigs share: per resource, in Kafka's order, the
 duplicate-resource check, ALTER_CONFIGS authorization, the existence check (reading the current
 overrides), the new overrides (each API's own rule), validation and the live change
-(server/config_changes.py), and the per-resource result entry."""
+(server/config/config_changes.py), and the per-resource result entry."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import ALTER_CONFIGS, config_resource_error
-from ..config_changes import (
+from ..config.config_changes import (
     ConfigChangeError,
     apply,
     current_configs,
@@ -19,6 +18,7 @@ from ..config_changes import (
     refuse_duplicate,
 )
 from ..responses import build
+from ..security.authorization import ALTER_CONFIGS, config_resource_error
 
 #: (resource of the request, its current overrides) -> its new overrides; ConfigChangeError
 NewConfigs = Callable[[Any, dict[str, str]], dict[str, str]]

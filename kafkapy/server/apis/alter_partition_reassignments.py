@@ -27,9 +27,9 @@ from kafkapy.replication import topic_controller
 from kafkapy.replication.controller import NotControllerError
 from kafkapy.replication.reassignment import Rejection, ReplicaAssignment, check_request
 
-from ..authorization import ALTER, CLUSTER_DENIED_MESSAGE, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import ALTER, CLUSTER_DENIED_MESSAGE, authorize_cluster
 
 
 def _embedded(broker, wanted) -> dict[tuple[str, int], Rejection | None]:

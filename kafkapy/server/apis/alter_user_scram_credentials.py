@@ -3,8 +3,8 @@
 Upsertions carry the salt and salted password computed by the client (the password never
 travels); the broker derives StoredKey and ServerKey and stores the credential in the user's
 config entity (/config/users/<user>, key SCRAM-SHA-256 or SCRAM-SHA-512) with a config change
-notification, so every broker's credential cache takes it (server/scram_cache.py). Checks, per
-user, in Kafka's order and with its codes and messages:
+notification, so every broker's credential cache takes it (server/security/scram_cache.py). Checks,
+per user, in Kafka's order and with its codes and messages:
 
 * empty user name: UNACCEPTABLE_CREDENTIAL "Username must not be empty"; unknown mechanism:
   UNSUPPORTED_SASL_MECHANISM; iterations below 4096 or above 16384: UNACCEPTABLE_CREDENTIAL
@@ -29,9 +29,9 @@ from kafkapy.metadata import scram_credentials as sc
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.security.scram import MAX_ITERATIONS, MECHANISM_IDS, MECHANISMS, ScramCredential
 
-from ..authorization import ALTER, CLUSTER_DENIED_MESSAGE, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import ALTER, CLUSTER_DENIED_MESSAGE, authorize_cluster
 
 log = logging.getLogger("kafkapy.scram")
 

@@ -16,9 +16,9 @@ described group carries its authorized operations.
 
 from __future__ import annotations
 
-from ..authorization import DESCRIBE, GROUP, NOT_REQUESTED, authorized_operations
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DESCRIBE, GROUP, NOT_REQUESTED, authorized_operations
 from .group_common import GROUP_DENIED, coordinator, group_denied
 
 CLASSIC_MEMBER = 0

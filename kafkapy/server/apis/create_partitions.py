@@ -17,9 +17,9 @@ from collections import Counter
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import ALTER, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import ALTER, TOPIC, authorized_names
 from ..topics import TopicError
 
 

@@ -24,15 +24,15 @@ import uuid
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import (
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from ..security.authorization import (
     CREATE,
     DESCRIBE_CONFIGS,
     TOPIC,
     authorize_cluster,
     authorized_names,
 )
-from ..registry import api
-from ..responses import THROTTLE_NONE, build
 from ..topics import TopicError
 from .describe_configs import CONFIG_SOURCES, topic_config_entries
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from kafkapy.clock import now_ms
 
-from ..authorization import DELETE, GROUP, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DELETE, GROUP, authorized_names
 from .group_common import GROUP_DENIED, service
 
 

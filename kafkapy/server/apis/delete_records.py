@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import DELETE, TOPIC, authorized_names
 from ..partition_lookup import lookup
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DELETE, TOPIC, authorized_names
 
 HIGH_WATERMARK = -1
 

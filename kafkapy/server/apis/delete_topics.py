@@ -14,9 +14,9 @@ import uuid
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import DELETE, DESCRIBE, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DELETE, DESCRIBE, TOPIC, authorized_names
 from ..topics import TopicError
 
 ZERO = uuid.UUID(int=0)

@@ -21,9 +21,9 @@ from __future__ import annotations
 from kafkapy.metadata import client_quotas as cq
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import CLUSTER_DENIED_MESSAGE, DESCRIBE_CONFIGS, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import CLUSTER_DENIED_MESSAGE, DESCRIBE_CONFIGS, authorize_cluster
 from .alter_client_quotas import QUOTA_KEYS, QuotaError
 
 EXACT, DEFAULT, ANY = 0, 1, 2

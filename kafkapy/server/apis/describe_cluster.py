@@ -14,15 +14,15 @@ from kafkapy.metadata.acl_model import CLUSTER_NAME
 from kafkapy.metadata.models import listener_endpoints
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import (
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from ..security.authorization import (
     CLUSTER,
     DESCRIBE,
     NOT_REQUESTED,
     authorize_cluster,
     authorized_operations,
 )
-from ..registry import api
-from ..responses import THROTTLE_NONE, build
 
 BROKERS_ENDPOINT = 1
 

@@ -18,12 +18,17 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
-from .. import dynamic_broker_configs as dynamic_configs
-from ..authorization import DESCRIBE_CONFIGS, config_resource_error
-from ..config_docs import TOPIC_CONFIG_DOCS
-from ..log_configs import CLEANER_CONFIGS, TOPIC_CONFIGS, broker_layers, effective_topic_config
+from ..config import dynamic_broker_configs as dynamic_configs
+from ..config.config_docs import TOPIC_CONFIG_DOCS
+from ..config.log_configs import (
+    CLEANER_CONFIGS,
+    TOPIC_CONFIGS,
+    broker_layers,
+    effective_topic_config,
+)
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DESCRIBE_CONFIGS, config_resource_error
 
 TOPIC, BROKER = 2, 4
 

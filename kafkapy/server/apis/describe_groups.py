@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import DESCRIBE, GROUP, NOT_REQUESTED, authorized_operations
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DESCRIBE, GROUP, NOT_REQUESTED, authorized_operations
 from .group_common import GROUP_DENIED, coordinator, group_denied
 
 

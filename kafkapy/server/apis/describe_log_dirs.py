@@ -21,9 +21,9 @@ from collections import defaultdict
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import DESCRIBE, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DESCRIBE, authorize_cluster
 
 
 def volume_bytes(path: str) -> tuple[int, int]:

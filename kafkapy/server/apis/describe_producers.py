@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import READ, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import READ, TOPIC, authorized_names
 
 
 def _leader_log(broker, topic: str, partition: int):

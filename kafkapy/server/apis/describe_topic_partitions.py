@@ -29,10 +29,10 @@ import uuid
 from kafkapy.metadata.names import INTERNAL_TOPICS, validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import DESCRIBE, TOPIC, authorize
-from ..authorization import authorized_operations as operations
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DESCRIBE, TOPIC, authorize
+from ..security.authorization import authorized_operations as operations
 
 ZERO_UUID = uuid.UUID(int=0)
 DEFAULT_PARTITION_SIZE_LIMIT = 2000

@@ -17,9 +17,9 @@ import datetime
 from kafkapy.coordinator.txn.coordinator import DescribedTxn
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import DESCRIBE, TOPIC, authorized_names, transactional_id_error
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DESCRIBE, TOPIC, authorized_names, transactional_id_error
 
 UTC = datetime.UTC
 

@@ -16,9 +16,9 @@ from kafkapy.metadata import scram_credentials as sc
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.security.scram import MECHANISM_ID_OF, ScramCredential
 
-from ..authorization import CLUSTER_DENIED_MESSAGE, DESCRIBE, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import CLUSTER_DENIED_MESSAGE, DESCRIBE, authorize_cluster
 
 NOT_FOUND = "Attempt to describe a user credential that does not exist"
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.replication.controller import ElectionResult, NotControllerError
 
-from ..authorization import ALTER, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import ALTER, authorize_cluster
 
 _CODES = {
     "": ErrorCode.none,

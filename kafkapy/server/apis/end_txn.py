@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import transactional_id_error
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import transactional_id_error
 
 
 @api("EndTxn")

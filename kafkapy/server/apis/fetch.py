@@ -54,11 +54,17 @@ from kafkapy.protocol.wire import DecodeError
 from kafkapy.storage.errors import StorageError
 from kafkapy.storage.log import FileRegion
 
-from ..authorization import CLUSTER_ACTION, READ, TOPIC, authorize_cluster, authorized_names
 from ..fetch_sessions import INVALID_SESSION_ID, Incremental, SessionError, StaleEpoch, next_epoch
 from ..registry import api
 from ..request_context import CloseConnection
 from ..responses import RawResponse
+from ..security.authorization import (
+    CLUSTER_ACTION,
+    READ,
+    TOPIC,
+    authorize_cluster,
+    authorized_names,
+)
 
 ZERO_UUID = uuid.UUID(int=0)  # kio reads the zero topic id as None
 READ_COMMITTED = 1

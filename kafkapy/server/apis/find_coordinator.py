@@ -17,10 +17,10 @@ from __future__ import annotations
 from kafkapy.metadata.names import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import DESCRIBE, authorize, transactional_id_error
-from ..authorization import GROUP as GROUP_RESOURCE
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DESCRIBE, authorize, transactional_id_error
+from ..security.authorization import GROUP as GROUP_RESOURCE
 
 GROUP, TRANSACTION = 0, 1
 _TOPICS = {GROUP: OFFSETS_TOPIC, TRANSACTION: TRANSACTION_STATE_TOPIC}

@@ -12,7 +12,7 @@ from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import GROUP, READ, AclOperation, authorize
+from ..security.authorization import GROUP, READ, AclOperation, authorize
 
 _MS = datetime.timedelta(milliseconds=1)
 
@@ -70,7 +70,7 @@ def requested_offsets(
     """
     from kafkapy.coordinator.group.offsets import CommitOffset
 
-    from ..authorization import TOPIC, authorized_names
+    from ..security.authorization import TOPIC, authorized_names
 
     if denied is None and group_denied(ctx, group_id):
         denied = GROUP_DENIED

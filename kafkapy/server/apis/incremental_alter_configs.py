@@ -3,7 +3,7 @@
 Per resource, operations SET (0), DELETE (1), APPEND (2) and SUBTRACT (3) (the last two on LIST
 configs such as cleanup.policy, starting from the current value or the default) are applied to
 the resource's stored overrides, then the whole result is validated and, unless validate_only,
-stored and applied live (see server/config_changes.py). Topics: unknown topic
+stored and applied live (see server/config/config_changes.py). Topics: unknown topic
 UNKNOWN_TOPIC_OR_PARTITION, bad value INVALID_CONFIG with a message naming the key and the
 allowed range. Brokers: this broker's id or "" (cluster default); keys that cannot change at run
 time INVALID_REQUEST. A resource named twice, or a key named twice in one resource, is
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config_changes import incremental
+from ..config.config_changes import incremental
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
 from .alter_configs_common import alter_resources

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import (
+from ..registry import api
+from ..responses import THROTTLE_NONE, build
+from ..security.authorization import (
     IDEMPOTENT_WRITE,
     TOPIC,
     WRITE,
@@ -32,8 +34,6 @@ from ..authorization import (
     authorize_cluster,
     transactional_id_error,
 )
-from ..registry import api
-from ..responses import THROTTLE_NONE, build
 from .group_common import ms
 
 

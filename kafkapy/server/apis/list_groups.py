@@ -13,9 +13,9 @@ the request may DESCRIBE, as Kafka does.
 
 from __future__ import annotations
 
-from ..authorization import DESCRIBE, GROUP, authorize_cluster, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DESCRIBE, GROUP, authorize_cluster, authorized_names
 from .group_common import coordinator
 
 

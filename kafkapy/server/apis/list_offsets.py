@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import DESCRIBE, TOPIC, authorized_names
 from ..partition_lookup import lookup
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DESCRIBE, TOPIC, authorized_names
 
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -2, -1, -3, -4, -5
 READ_COMMITTED = 1

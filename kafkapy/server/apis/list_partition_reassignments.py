@@ -18,9 +18,9 @@ from kafkapy.metadata import znodes as zn
 from kafkapy.metadata.names import validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import CLUSTER_DENIED_MESSAGE, DESCRIBE, authorize_cluster
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import CLUSTER_DENIED_MESSAGE, DESCRIBE, authorize_cluster
 
 
 def _assignment(store, name: str):

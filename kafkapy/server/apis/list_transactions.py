@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from kafkapy.clock import now_ms
 
-from ..authorization import DESCRIBE, TRANSACTIONAL_ID, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DESCRIBE, TRANSACTIONAL_ID, authorized_names
 
 
 @api("ListTransactions")

@@ -38,7 +38,10 @@ from kafkapy.protocol.metadata_response import (
     encode_topic_tail,
 )
 
-from ..authorization import (
+from ..error_response import RequestError
+from ..registry import api
+from ..responses import RawResponse
+from ..security.authorization import (
     CLUSTER,
     CREATE,
     DESCRIBE,
@@ -49,9 +52,6 @@ from ..authorization import (
     authorized_names,
     authorized_operations,
 )
-from ..error_response import RequestError
-from ..registry import api
-from ..responses import RawResponse
 from ..topics import TopicError
 
 

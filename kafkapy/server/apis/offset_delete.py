@@ -18,9 +18,9 @@ from __future__ import annotations
 from kafkapy.clock import now_ms
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import DELETE, READ, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DELETE, READ, TOPIC, authorized_names
 from .group_common import (
     GROUP_DENIED,
     TOPIC_DENIED,

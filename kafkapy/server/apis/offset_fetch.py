@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import DESCRIBE, TOPIC, authorized_names
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import DESCRIBE, TOPIC, authorized_names
 from .group_common import GROUP_DENIED, TOPIC_DENIED, coordinator, group_denied
 
 UNSTABLE = object()  # a row's offset while a transaction that committed it has not ended

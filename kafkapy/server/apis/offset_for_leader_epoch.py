@@ -14,10 +14,16 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import CLUSTER_ACTION, DESCRIBE, TOPIC, authorize_cluster, authorized_names
 from ..partition_lookup import lookup
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
+from ..security.authorization import (
+    CLUSTER_ACTION,
+    DESCRIBE,
+    TOPIC,
+    authorize_cluster,
+    authorized_names,
+)
 
 
 @api("OffsetForLeaderEpoch")

@@ -20,16 +20,16 @@ append it waits (on events) until the high watermark covers the batch — the wh
 then answers, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.insync.replicas
 meanwhile, NOT_LEADER_OR_FOLLOWER if leadership moved, REQUEST_TIMED_OUT after the request's
 timeout. acks=1 answers after the local append. flush.messages / flush.ms fsyncs run before the
-answer, in a worker thread (server/log_flusher.py); a storage error (full disk, failed device)
-is KAFKA_STORAGE_ERROR for the partition, whose log directory goes offline.
+answer, in a worker thread (server/log_manager/log_flusher.py); a storage error (full disk, failed
+device) is KAFKA_STORAGE_ERROR for the partition, whose log directory goes offline.
 
 Transactions: batches with the transactional bit need the request's transactional_id (else
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition, as Kafka without an authorizer) and
 one producer id (else INVALID_PRODUCER_ID_MAPPING). Before a producer's first transactional
 write to a partition the coordinator is asked whether the partition is in the transaction
-(KIP-890, server/txn_verification.py); a refused partition gets the mapped error and nothing is
-appended to it. The log refuses a transactional write without that verification, and a plain
-write while the producer's transaction is open, with INVALID_TXN_STATE.
+(KIP-890, server/coordinator/txn_verification.py); a refused partition gets the mapped error and
+nothing is appended to it. The log refuses a transactional write without that verification, and a
+plain write while the producer's transaction is open, with INVALID_TXN_STATE.
 
 Authorization (with an authorizer), as Kafka checks it first: a request with transactional
 batches needs WRITE on its transactional id (else every partition gets
@@ -59,12 +59,16 @@ from kafkapy.protocol.record_batch import TRANSACTIONAL_BIT, RecordBatchError, R
 from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.errors import OutOfOrderSequenceError, StorageError
 
-from ..authorization import TOPIC, WRITE, authorized_names, transactional_id_error
-from ..log_flusher import flush_if_due
+from ..coordinator.txn_verification import (
+    map_verification_error,
+    transactional_batch,
+    verify_partitions,
+)
+from ..log_manager.log_flusher import flush_if_due
 from ..registry import api
 from ..request_context import CloseConnection
 from ..responses import NO_RESPONSE, RawResponse
-from ..txn_verification import map_verification_error, transactional_batch, verify_partitions
+from ..security.authorization import TOPIC, WRITE, authorized_names, transactional_id_error
 
 log = logging.getLogger("kafkapy.produce")
 
@@ -168,8 +172,8 @@ async def _await_replication(broker, pending, timeout_s: float):
 
 async def _flush_if_due(broker, topics, results, now_ms: int) -> dict:
     """flush.messages / flush.ms of the partitions appended to, before answering (the fsyncs
-    off the event loop: server/log_flusher.py); {(topic, partition): KAFKA_STORAGE_ERROR} for
-    those whose flush failed."""
+    off the event loop: server/log_manager/log_flusher.py); {(topic, partition):
+    KAFKA_STORAGE_ERROR} for those whose flush failed."""
     failed = {}
     it = iter(results)
     for td in topics:

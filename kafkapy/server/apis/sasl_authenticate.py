@@ -1,7 +1,7 @@
 """SaslAuthenticate (key 36), versions 0-2, outside an authentication exchange.
 
 Tokens of an exchange are taken by the connection's authentication stage
-(server/sasl_authenticator.py). A SaslAuthenticate that reaches this handler came after the
+(server/security/sasl_authenticator.py). A SaslAuthenticate that reaches this handler came after the
 connection authenticated, or on a listener without SASL: ILLEGAL_SASL_STATE, with Kafka's message.
 """
 

@@ -34,10 +34,10 @@ from kafkapy.coordinator.group.state import append_error_to_response_error
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import transactional_id_error
+from ..coordinator.txn_verification import TransactionalBatch, verify_partitions
 from ..registry import api
 from ..responses import THROTTLE_NONE, build
-from ..txn_verification import TransactionalBatch, verify_partitions
+from ..security.authorization import transactional_id_error
 from .group_common import partition_errors, replicated_results, requested_offsets, service
 
 

@@ -3,9 +3,9 @@
 Sent by a transaction coordinator to the leaders of a transaction's partitions (and by
 ``kafka-transactions.sh abort``): for each marker, a commit or abort control batch is appended
 to every partition named, with acks=all semantics, and ``__consumer_offsets`` partitions
-complete the transaction's offset commits (server/txn_markers.py, shared with the in-process
-marker sender). The answer groups the per-partition errors by producer id, as Kafka's does
-(two markers of one producer in one request share one entry).
+complete the transaction's offset commits (server/coordinator/txn_markers.py, shared with the
+in-process marker sender). The answer groups the per-partition errors by producer id, as Kafka's
+does (two markers of one producer in one request share one entry).
 
 Authorization: ALTER or CLUSTER_ACTION on the cluster (brokers, admin tools), else the request's
 error response with CLUSTER_AUTHORIZATION_FAILED on every marker's partitions, as Kafka.
@@ -15,11 +15,16 @@ from __future__ import annotations
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..authorization import ALTER, CLUSTER_ACTION, CLUSTER_DENIED_MESSAGE, authorize_cluster
+from ..coordinator.txn_markers import TxnMarker, write_txn_markers
 from ..error_response import RequestError
 from ..registry import api
 from ..responses import build
-from ..txn_markers import TxnMarker, write_txn_markers
+from ..security.authorization import (
+    ALTER,
+    CLUSTER_ACTION,
+    CLUSTER_DENIED_MESSAGE,
+    authorize_cluster,
+)
 
 
 @api("WriteTxnMarkers")
