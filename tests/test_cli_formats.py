@@ -15,9 +15,10 @@ from kafkapy.cli import (
     consumer_groups,
     consumer_groups_input,
     consumer_groups_output,
+    consumer_perf,
     delete_records,
     get_offsets,
-    perf,
+    producer_perf,
     tools,
     topics,
     topics_output,
@@ -457,17 +458,17 @@ def test_broker_api_versions_text():
 
 
 def test_perf_summary_lines():
-    assert perf.window_line(1000, 100000, 5000, 2000, 9) == (
+    assert producer_perf.window_line(1000, 100000, 5000, 2000, 9) == (
         "1000 records sent, 200.0 records/sec (0.02 MB/sec), 2.0 ms avg latency, "
         "9.0 ms max latency."
     )
-    line = perf.total_line(4, 400, 1000, 10, 4, [1, 2, 3, 4])
+    line = producer_perf.total_line(4, 400, 1000, 10, 4, [1, 2, 3, 4])
     assert line == (
         "4 records sent, 4.000000 records/sec (0.00 MB/sec), 2.50 ms avg latency, "
         "4.00 ms max latency, 3 ms 50th, 4 ms 95th, 4 ms 99th, 4 ms 99.9th."
     )
-    assert perf.java_date_format("yyyy-MM-dd HH:mm:ss:SSS", 1234).endswith(":234")
-    summary = perf.consumer_summary(0, 2000, 2 * 1024 * 1024, 100, 500, "yyyy")
+    assert consumer_perf.java_date_format("yyyy-MM-dd HH:mm:ss:SSS", 1234).endswith(":234")
+    summary = consumer_perf.consumer_summary(0, 2000, 2 * 1024 * 1024, 100, 500, "yyyy")
     assert summary.split(", ")[2:] == [
         "2.0000",
         "1.0000",

@@ -18,8 +18,8 @@ TOOLS: dict[str, tuple[str, str]] = {
     "get-offsets": ("kafkapy.cli.get_offsets", "print partition offsets (earliest/latest/time)"),
     "delete-records": ("kafkapy.cli.delete_records", "delete records below given offsets"),
     "broker-api-versions": ("kafkapy.cli.broker_api_versions", "list each broker's API versions"),
-    "producer-perf-test": ("kafkapy.cli.perf", "measure producer throughput and latency"),
-    "consumer-perf-test": ("kafkapy.cli.perf", "measure consumer throughput"),
+    "producer-perf-test": ("kafkapy.cli.producer_perf", "measure producer throughput and latency"),
+    "consumer-perf-test": ("kafkapy.cli.consumer_perf", "measure consumer throughput"),
     "zookeeper-shell": ("kafkapy.cli.zookeeper_shell", "ls, get and stat znodes in ZooKeeper"),
     "transactions": (
         "kafkapy.cli.transactions",

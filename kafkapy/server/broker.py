@@ -53,13 +53,26 @@ from .security.scram_cache import ScramCredentialCache
 from .topics import TopicRegistry
 
 if TYPE_CHECKING:
+    from kafkapy.metadata.store import MetadataStore
+
     from .coordinator.txn_service import TxnService
+    from .replication.replica_manager import ReplicaManager
 
 log = logging.getLogger("kafkapy.broker")
 
 
 class Broker:
     """One broker process's state. Handlers reach everything through it."""
+
+    # the broker's services, opened by start() (no request is served before it returns)
+    store: MetadataStore
+    cluster: ClusterMetadata
+    logs: LogManager
+    log_dir_failures: LogDirFailureHandler
+    producer_ids: ProducerIdAllocator
+    topics: TopicRegistry
+    groups: GroupService
+    txn: TxnService
 
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
@@ -72,14 +85,8 @@ class Broker:
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.cluster_id = ""
         self.controller_epoch = 0
-        self.store: Any = None
-        self.cluster: ClusterMetadata | None = None
-        self.logs: LogManager | None = None
-        self.topics: TopicRegistry | None = None
-        self.producer_ids: ProducerIdAllocator | None = None
-        self.groups: GroupService | None = None
-        self.txn: TxnService | None = None
-        self.replicas: Any = None  # ReplicaManager in ZooKeeper mode, None when embedded
+        self.replicas: ReplicaManager | None = None  # ZooKeeper mode; None when embedded
+        self.stopped = False  # stop() ran: background tasks end
         self.bound_port: int | None = None  # the first listener's
         self.bound_ports: dict[str, int] = {}  # listener name -> bound port
         self.scram_credentials = ScramCredentialCache()
@@ -95,7 +102,6 @@ class Broker:
         self.request_memory = memory_pool(config.queued_max_request_bytes)
         self.idle = IdleExpiry(config.connections_max_idle_ms)
         # storage faults: the reaction to a failed log directory; halt() ends run_broker
-        self.log_dir_failures: LogDirFailureHandler | None = None
         self.exit_code = 0
         self.stop_requested = trio.Event()
         # the ACL authorizer (server/security/authorization.py); None: every request is allowed
@@ -135,7 +141,6 @@ class Broker:
 
     def register(self) -> None:
         """Register this broker with all its endpoints (blocking store call)."""
-        assert self.cluster is not None
         self.cluster.register_broker(
             self.broker_id,
             self.advertised_host,
@@ -184,7 +189,7 @@ class Broker:
         self.txn = TxnService(self)
         self.txn.start()
 
-    def _open_store(self) -> Any:
+    def _open_store(self) -> MetadataStore:
         """ZooKeeper when zookeeper.connect is set, else the embedded store in the first log dir."""
         if self.config.zookeeper_connect:
             from kafkapy.metadata.zookeeper import ZooKeeperStore
@@ -202,18 +207,21 @@ class Broker:
         return log_config_for_broker(self, {})
 
     def stop(self) -> None:
+        """Stop what start() opened (all of it, or what it got to before it failed)."""
+        if self.stopped:
+            return
+        self.stopped = True
         if self.config_listener is not None:
             self.config_listener.stop()
         if self.acl_listener is not None:
             self.acl_listener.stop()
         if self.replicas is not None:
             self.replicas.stop()
-        if self.logs is not None:
+        opened = vars(self)
+        if "logs" in opened:
             self.logs.shutdown()
-            self.logs = None
-        if self.store is not None:
+        if "store" in opened:
             self.store.close()
-            self.store = None
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Accept connections on every listener until cancelled (server/network/listeners.py)."""

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.protocol.api_table import ApiRange, served_apis
 
-Handler = Callable[[Any, Any], Awaitable[Any]]
+if TYPE_CHECKING:
+    from .request_context import RequestContext
+
+# a handler: the request's context and its decoded body (a kio request entity of the version
+# received, or the frame itself for raw handlers) -> a kio response entity, a RawResponse or
+# NO_RESPONSE (server/responses.py)
+Handler = Callable[["RequestContext", Any], Awaitable[Any]]
 
 
 @dataclass(frozen=True, slots=True)

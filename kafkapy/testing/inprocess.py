@@ -129,12 +129,15 @@ class BrokerThread(TestBroker):
 
         def crash() -> None:
             if broker is not None:
-                logs, broker.logs = broker.logs, None  # broker.stop() skips what is None
-                store, broker.store = broker.store, None
-                for plog in [] if logs is None else logs.all_logs():
-                    plog.close()
-                if store is not None:
-                    store.close()
+                # closed without a flush; broker.stop() skips services start() did not open
+                opened = vars(broker)
+                if "logs" in opened:
+                    for plog in broker.logs.all_logs():
+                        plog.close()
+                    del broker.logs
+                if "store" in opened:
+                    broker.store.close()
+                    del broker.store
             if scope is not None:
                 scope.cancel()
 

@@ -14,16 +14,19 @@ READ on the group (GROUP_AUTHORIZATION_FAILED).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import GROUP, READ, authorize, transactional_id_error
 
 
 @api("AddOffsetsToTxn")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     broker = ctx.broker
     denied = transactional_id_error(ctx, request.transactional_id)
     if denied is None and not authorize(ctx, READ, GROUP, request.group_id):

@@ -24,12 +24,15 @@ error).
 
 from __future__ import annotations
 
+from typing import Any
+
 import trio
 
 from kafkapy.metadata.names import INTERNAL_TOPICS
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import (
     CLUSTER_ACTION,
@@ -91,7 +94,7 @@ def _topic_results(R, errors: dict) -> tuple:
 
 
 @api("AddPartitionsToTxn")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     if ctx.version < 4:
         errors = await _one(

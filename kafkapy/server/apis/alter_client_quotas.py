@@ -23,11 +23,13 @@ from __future__ import annotations
 import ipaddress
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from kafkapy.metadata import client_quotas as cq
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import ALTER_CONFIGS, CLUSTER_DENIED_MESSAGE, authorize_cluster
 
@@ -122,7 +124,7 @@ def apply_ops(entity: cq.Entity, current: dict[str, str], ops) -> dict[str, str]
 
 
 @api("AlterClientQuotas")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     store = ctx.broker.cluster.store
     entries = []

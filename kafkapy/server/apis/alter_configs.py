@@ -19,6 +19,7 @@ from kafkapy.protocol.errors import ErrorCode
 
 from ..config.config_changes import ConfigChangeError
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from .alter_configs_common import alter_resources
 
@@ -32,6 +33,6 @@ def replacement(res: Any, current: dict[str, str]) -> dict[str, str]:
 
 
 @api("AlterConfigs")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     out = alter_resources(ctx, request, replacement)
     return build(ctx.R.AlterConfigsResponse, throttle_time=THROTTLE_NONE, responses=out)

@@ -19,6 +19,7 @@ partition).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import trio
 
@@ -28,6 +29,7 @@ from kafkapy.replication.controller import NotControllerError
 from kafkapy.replication.reassignment import Rejection, ReplicaAssignment, check_request
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import ALTER, CLUSTER_DENIED_MESSAGE, authorize_cluster
 
@@ -47,7 +49,7 @@ def _embedded(broker, wanted) -> dict[tuple[str, int], Rejection | None]:
 
 
 @api("AlterPartitionReassignments")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     broker = ctx.broker
     wanted: dict[tuple[str, int], Sequence[int] | None] = {}

@@ -22,6 +22,7 @@ after the controller check, as Kafka.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import trio
 
@@ -30,6 +31,7 @@ from kafkapy.protocol.errors import ErrorCode
 from kafkapy.security.scram import MAX_ITERATIONS, MECHANISM_IDS, MECHANISMS, ScramCredential
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import ALTER, CLUSTER_DENIED_MESSAGE, authorize_cluster
 
@@ -113,7 +115,7 @@ def alter(store, upsertions, deletions) -> list[tuple[str, ErrorCode, str | None
 
 
 @api("AlterUserScramCredentials")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     broker = ctx.broker
     rm = broker.replicas

@@ -12,12 +12,14 @@ INVALID_REQUEST.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from kafkapy.protocol.api_table import served_apis
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.wire import INT16, INT32
 
 from ..registry import REGISTRY, api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 
 
@@ -55,7 +57,7 @@ def valid_client_software(request: object) -> bool:
 
 
 @api("ApiVersions")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     if not valid_client_software(request):
         return build(

@@ -16,7 +16,10 @@ described group carries its authorized operations.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE, GROUP, NOT_REQUESTED, authorized_operations
 from .group_common import GROUP_DENIED, coordinator, group_denied
@@ -41,7 +44,7 @@ def _assignment(R, topics, a):
 
 
 @api("ConsumerGroupDescribe")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     c = coordinator(ctx)
     out = []

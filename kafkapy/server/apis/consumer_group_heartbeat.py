@@ -31,17 +31,19 @@ Authorization: READ on the group (else GROUP_AUTHORIZATION_FAILED).
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from kafkapy.clock import now_ms
 from kafkapy.coordinator.group.modern import HeartbeatRequest
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from .group_common import GROUP_DENIED, client_host, client_id, group_denied, ms, service
 
 
 @api("ConsumerGroupHeartbeat")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     if group_denied(ctx, request.group_id):
         return build(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from typing import Any
 
 from kafkapy.metadata.acl_model import (
     AccessControlEntry,
@@ -27,6 +28,7 @@ from kafkapy.metadata.acl_model import (
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from .acl_common import refusal
 
@@ -50,7 +52,7 @@ def _binding(c) -> AclBinding:
 
 
 @api("CreateAcls")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     n = len(request.creations)
     # Kafka 4.4 answers a created ACL with an empty message, not a null one

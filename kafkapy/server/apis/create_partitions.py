@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import ALTER, TOPIC, authorized_names
 from ..topics import TopicError
 
 
 @api("CreatePartitions")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     registry = ctx.broker.topics
     counts = Counter(t.name for t in request.topics)

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import (
     CREATE,
@@ -38,7 +40,7 @@ from .describe_configs import CONFIG_SOURCES, topic_config_entries
 
 
 @api("CreateTopics")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     registry = ctx.broker.topics
     results = []

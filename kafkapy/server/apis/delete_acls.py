@@ -14,11 +14,13 @@ that pattern with UNKNOWN_SERVER_ERROR.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from kafkapy.metadata.acl_model import AclBinding, AclOperation, PatternType, ResourcePattern
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from .acl_common import binding_filter, refusal
 
@@ -39,7 +41,7 @@ def _named_patterns(flt) -> list[ResourcePattern]:
 
 
 @api("DeleteAcls")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     filters = [binding_filter(f) for f in request.filters]
     errors: list[tuple[ErrorCode, str | None]] = [(ErrorCode.none, None)] * len(filters)

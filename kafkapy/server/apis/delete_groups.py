@@ -12,16 +12,19 @@ Authorization: DELETE on each group (else GROUP_AUTHORIZATION_FAILED for it).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.clock import now_ms
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DELETE, GROUP, authorized_names
 from .group_common import GROUP_DENIED, service
 
 
 @api("DeleteGroups")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     svc = service(ctx)
     names = list(dict.fromkeys(request.groups_names))
     allowed = authorized_names(ctx, DELETE, GROUP, names)

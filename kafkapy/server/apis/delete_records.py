@@ -10,10 +10,13 @@ Authorization: DELETE on each topic (else TOPIC_AUTHORIZATION_FAILED on its part
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 
 from ..partition_lookup import lookup
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DELETE, TOPIC, authorized_names
 
@@ -21,7 +24,7 @@ HIGH_WATERMARK = -1
 
 
 @api("DeleteRecords")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     topics = []
     may_delete = authorized_names(ctx, DELETE, TOPIC, (t.name for t in request.topics))

@@ -11,10 +11,12 @@ that the request may not DESCRIBE gets TOPIC_AUTHORIZATION_FAILED without its na
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DELETE, DESCRIBE, TOPIC, authorized_names
 from ..topics import TopicError
@@ -23,7 +25,7 @@ ZERO = uuid.UUID(int=0)
 
 
 @api("DeleteTopics")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     registry = ctx.broker.topics
     if ctx.version >= 6:

@@ -11,17 +11,19 @@ Results are grouped by resource pattern. A filter with an UNKNOWN element gets I
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from kafkapy.metadata.acl_model import AclOperation
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from .acl_common import binding_filter, refusal
 
 
 @api("DescribeAcls")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
 
     def answer(code=ErrorCode.none, message=None, resources=()):

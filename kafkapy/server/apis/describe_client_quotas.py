@@ -18,10 +18,13 @@ Authorization: DESCRIBE_CONFIGS on the cluster (else CLUSTER_AUTHORIZATION_FAILE
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.metadata import client_quotas as cq
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import CLUSTER_DENIED_MESSAGE, DESCRIBE_CONFIGS, authorize_cluster
 from .alter_client_quotas import QUOTA_KEYS, QuotaError
@@ -106,7 +109,7 @@ def describe(store, components, strict: bool) -> list[tuple[cq.Entity, list[tupl
 
 
 @api("DescribeClientQuotas")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     if not authorize_cluster(ctx, DESCRIBE_CONFIGS):
         return build(R.DescribeClientQuotasResponse, throttle_time=THROTTLE_NONE,

@@ -10,11 +10,14 @@ When asked, the cluster's authorized operations (0 without DESCRIBE on the clust
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.metadata.acl_model import CLUSTER_NAME
 from kafkapy.metadata.models import listener_endpoints
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import (
     CLUSTER,
@@ -28,7 +31,7 @@ BROKERS_ENDPOINT = 1
 
 
 @api("DescribeCluster")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     broker = ctx.broker
     endpoint_type = getattr(request, "endpoint_type", BROKERS_ENDPOINT)

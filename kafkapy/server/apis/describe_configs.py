@@ -16,6 +16,8 @@ or on the topic (TOPIC_AUTHORIZATION_FAILED).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 
 from ..config import dynamic_broker_configs as dynamic_configs
@@ -27,6 +29,7 @@ from ..config.log_configs import (
     effective_topic_config,
 )
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE_CONFIGS, config_resource_error
 
@@ -131,7 +134,7 @@ def _broker_rows(broker):
 
 
 @api("DescribeConfigs")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     broker = ctx.broker
     results = []

@@ -16,16 +16,19 @@ Authorization: DESCRIBE on each group (else GROUP_AUTHORIZATION_FAILED for it); 
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE, GROUP, NOT_REQUESTED, authorized_operations
 from .group_common import GROUP_DENIED, coordinator, group_denied
 
 
 @api("DescribeGroups")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     out = []
     with_ops = getattr(request, "include_authorized_operations", False)

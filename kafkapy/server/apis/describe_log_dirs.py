@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE, authorize_cluster
 
@@ -39,7 +41,7 @@ def _wanted(request) -> set[tuple[str, int]] | None:
 
 
 @api("DescribeLogDirs")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     if not authorize_cluster(ctx, DESCRIBE):  # v1-2 have no field for it: no log dirs at all
         return build(R.DescribeLogDirsResponse, throttle_time=THROTTLE_NONE,

@@ -15,9 +15,12 @@ Authorization: READ on each topic (else TOPIC_AUTHORIZATION_FAILED on its partit
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import READ, TOPIC, authorized_names
 
@@ -57,7 +60,7 @@ def _producers(R, plog) -> tuple:
 
 
 @api("DescribeProducers")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     topics = []
     may_read = authorized_names(ctx, READ, TOPIC, (t.name for t in request.topics))

@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from typing import Any
 
 from kafkapy.metadata.names import INTERNAL_TOPICS, validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE, TOPIC, authorize
 from ..security.authorization import authorized_operations as operations
@@ -76,7 +78,7 @@ def _error_topic(R, name, code) -> object:
 
 
 @api("DescribeTopicPartitions")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     broker = ctx.broker
     requested = [t.name for t in request.topics]

@@ -13,11 +13,13 @@ only the partitions of topics the principal may DESCRIBE are listed.
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from kafkapy.coordinator.txn.coordinator import DescribedTxn
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE, TOPIC, authorized_names, transactional_id_error
 
@@ -51,7 +53,7 @@ def _state(ctx, txn_id: str):
 
 
 @api("DescribeTransactions")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     return build(
         ctx.R.DescribeTransactionsResponse,
         throttle_time=THROTTLE_NONE,

@@ -10,6 +10,8 @@ Authorization: DESCRIBE on the cluster (else CLUSTER_AUTHORIZATION_FAILED).
 
 from __future__ import annotations
 
+from typing import Any
+
 import trio
 
 from kafkapy.metadata import scram_credentials as sc
@@ -17,6 +19,7 @@ from kafkapy.protocol.errors import ErrorCode
 from kafkapy.security.scram import MECHANISM_ID_OF, ScramCredential
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import CLUSTER_DENIED_MESSAGE, DESCRIBE, authorize_cluster
 
@@ -70,7 +73,7 @@ def describe(R, store, names: list[str] | None) -> list:
 
 
 @api("DescribeUserScramCredentials")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     if not authorize_cluster(ctx, DESCRIBE):
         denied = ErrorCode.cluster_authorization_failed

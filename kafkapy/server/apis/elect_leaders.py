@@ -15,10 +15,13 @@ partition named).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.replication.controller import ElectionResult, NotControllerError
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import ALTER, authorize_cluster
 
@@ -40,7 +43,7 @@ def _code(err: str, election_type: int) -> ErrorCode:
 
 
 @api("ElectLeaders")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     broker = ctx.broker
     election_type = int(getattr(request, "election_type", 0))

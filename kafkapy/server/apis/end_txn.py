@@ -14,15 +14,18 @@ Authorization: WRITE on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATIO
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import transactional_id_error
 
 
 @api("EndTxn")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     err = transactional_id_error(ctx, request.transactional_id)
     if err is None:
         err = await ctx.broker.txn.end_txn(

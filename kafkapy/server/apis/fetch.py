@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from typing import Any
 
 import trio
 
@@ -56,7 +57,7 @@ from kafkapy.storage.log import FileRegion
 
 from ..fetch_sessions import INVALID_SESSION_ID, Incremental, SessionError, StaleEpoch, next_epoch
 from ..registry import api
-from ..request_context import CloseConnection
+from ..request_context import CloseConnection, RequestContext
 from ..responses import RawResponse
 from ..security.authorization import (
     CLUSTER_ACTION,
@@ -254,7 +255,7 @@ def _read_all(
 
 
 @api("Fetch", raw=True)
-async def handle(ctx, _request):
+async def handle(ctx: RequestContext, _request: Any) -> Any:
     try:
         request = parse_fetch_request(ctx.frame, ctx.header.body_offset, ctx.version)
     except DecodeError as e:

@@ -14,10 +14,13 @@ transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.metadata.names import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE, authorize, transactional_id_error
 from ..security.authorization import GROUP as GROUP_RESOURCE
@@ -57,7 +60,7 @@ def _lookup(ctx, key: str, key_type: int) -> tuple[int, str | None, int, str, in
 
 
 @api("FindCoordinator")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     key_type = getattr(request, "key_type", GROUP)
     if ctx.version >= 4:

@@ -19,12 +19,13 @@ from typing import Any
 
 from ..config.config_changes import incremental
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from .alter_configs_common import alter_resources
 
 
 @api("IncrementalAlterConfigs")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     def applied(res: Any, current: dict[str, str]) -> dict[str, str]:
         ops = [(c.name, c.config_operation, c.value) for c in res.configs]
         return incremental(ctx.broker, res.resource_type, current, ops)

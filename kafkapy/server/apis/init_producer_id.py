@@ -22,9 +22,12 @@ cluster or WRITE on some topic (else CLUSTER_AUTHORIZATION_FAILED), as Kafka 3.x
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import (
     IDEMPOTENT_WRITE,
@@ -50,7 +53,7 @@ def _response(ctx, error: ErrorCode, producer_id: int = -1, epoch: int = -1):
 
 
 @api("InitProducerId")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     if request.transactional_id is not None:
         denied = transactional_id_error(ctx, request.transactional_id)
     elif authorize_cluster(ctx, IDEMPOTENT_WRITE) or authorize_by_resource_type(ctx, WRITE, TOPIC):

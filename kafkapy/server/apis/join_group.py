@@ -22,16 +22,19 @@ Requires READ on the group (GROUP_AUTHORIZATION_FAILED otherwise).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.clock import now_ms
 from kafkapy.coordinator.group.classic import JoinRequest
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from .group_common import GROUP_DENIED, client_host, client_id, group_denied, ms, service
 
 
 @api("JoinGroup")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     if group_denied(ctx, request.group_id):
         return build(

@@ -14,16 +14,19 @@ Requires READ on the group (a top-level GROUP_AUTHORIZATION_FAILED otherwise).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.clock import now_ms
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from .group_common import GROUP_DENIED, group_denied, service
 
 
 @api("LeaveGroup")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     if group_denied(ctx, request.group_id):
         return build(R.LeaveGroupResponse, throttle_time=THROTTLE_NONE, error_code=GROUP_DENIED,

@@ -13,14 +13,17 @@ the request may DESCRIBE, as Kafka does.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE, GROUP, authorize_cluster, authorized_names
 from .group_common import coordinator
 
 
 @api("ListGroups")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     states = set(getattr(request, "states_filter", ()) or ()) or None
     types = set(getattr(request, "types_filter", ()) or ()) or None

@@ -16,10 +16,13 @@ A topic needs DESCRIBE (else TOPIC_AUTHORIZATION_FAILED on each of its partition
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 
 from ..partition_lookup import lookup
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE, TOPIC, authorized_names
 
@@ -60,7 +63,7 @@ def _offset_for(
 
 
 @api("ListOffsets")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     replica = getattr(request, "replica_id", -1) >= 0
     read_committed = getattr(request, "isolation_level", 0) == READ_COMMITTED

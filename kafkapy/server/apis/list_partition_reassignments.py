@@ -14,11 +14,14 @@ Authorization: DESCRIBE on the cluster (else CLUSTER_AUTHORIZATION_FAILED).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.metadata import znodes as zn
 from kafkapy.metadata.names import validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import CLUSTER_DENIED_MESSAGE, DESCRIBE, authorize_cluster
 
@@ -49,7 +52,7 @@ def ongoing(store, name: str, partitions) -> list[tuple[int, list[int], list[int
 
 
 @api("ListPartitionReassignments")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     cluster = ctx.broker.cluster
     if not authorize_cluster(ctx, DESCRIBE):

@@ -9,15 +9,18 @@ the principal may DESCRIBE are listed (authorization).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.clock import now_ms
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE, TRANSACTIONAL_ID, authorized_names
 
 
 @api("ListTransactions")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     error, txns, unknown = ctx.broker.txn.coordinator.list_transactions(
         {int(p) for p in request.producer_id_filters},

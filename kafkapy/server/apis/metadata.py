@@ -27,6 +27,8 @@ outside the cache.
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.metadata.acl_model import CLUSTER_NAME
 from kafkapy.metadata.models import listener_endpoints
 from kafkapy.metadata.names import INTERNAL_TOPICS, validate_topic_name
@@ -40,6 +42,7 @@ from kafkapy.protocol.metadata_response import (
 
 from ..error_response import RequestError
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import RawResponse
 from ..security.authorization import (
     CLUSTER,
@@ -89,7 +92,7 @@ def _named_topic(ctx, name, allow_auto, described, with_ops=False):
 
 
 @api("Metadata")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     broker = ctx.broker
     version = ctx.version
     topics = broker.topics

@@ -22,15 +22,18 @@ on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions, before existen
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.clock import now_ms
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from .group_common import ms, partition_errors, replicated_results, requested_offsets, service
 
 
 @api("OffsetCommit")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     svc = service(ctx)
     offsets, errors = requested_offsets(ctx, request.group_id, request.topics)

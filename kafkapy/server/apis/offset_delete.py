@@ -15,10 +15,13 @@ topic (else TOPIC_AUTHORIZATION_FAILED on its partitions).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.clock import now_ms
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DELETE, READ, TOPIC, authorized_names
 from .group_common import (
@@ -32,7 +35,7 @@ from .group_common import (
 
 
 @api("OffsetDelete")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     svc = service(ctx)
     if group_denied(ctx, request.group_id, DELETE):

@@ -18,9 +18,12 @@ and a request for all of a group's offsets leaves those topics out.
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE, TOPIC, authorized_names
 from .group_common import GROUP_DENIED, TOPIC_DENIED, coordinator, group_denied
@@ -97,7 +100,7 @@ def _topics(ctx, names, rows, group_error, topic_cls, part_cls):
 
 
 @api("OffsetFetch")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     if ctx.version >= 8:
         groups = []

@@ -12,10 +12,13 @@ each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 
 from ..partition_lookup import lookup
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import (
     CLUSTER_ACTION,
@@ -27,7 +30,7 @@ from ..security.authorization import (
 
 
 @api("OffsetForLeaderEpoch")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     topics = []
     names = [t.topic for t in request.topics]

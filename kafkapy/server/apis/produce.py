@@ -46,6 +46,7 @@ from __future__ import annotations
 import logging
 import time
 from functools import partial
+from typing import Any
 
 import trio
 
@@ -66,7 +67,7 @@ from ..coordinator.txn_verification import (
 )
 from ..log_manager.log_flusher import flush_if_due
 from ..registry import api
-from ..request_context import CloseConnection
+from ..request_context import CloseConnection, RequestContext
 from ..responses import NO_RESPONSE, RawResponse
 from ..security.authorization import TOPIC, WRITE, authorized_names, transactional_id_error
 
@@ -191,7 +192,7 @@ async def _flush_if_due(broker, topics, results, now_ms: int) -> dict:
 
 
 @api("Produce", raw=True)
-async def handle(ctx, _request):
+async def handle(ctx: RequestContext, _request: Any) -> Any:
     try:
         request = parse_produce_request(ctx.frame, ctx.header.body_offset, ctx.version)
     except DecodeError as e:

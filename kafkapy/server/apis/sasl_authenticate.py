@@ -8,15 +8,17 @@ connection authenticated, or on a listener without SASL: ILLEGAL_SASL_STATE, wit
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import build
 
 
 @api("SaslAuthenticate")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     return build(
         ctx.R.SaslAuthenticateResponse,
         error_code=ErrorCode.illegal_sasl_state,

@@ -9,13 +9,16 @@ those with ILLEGAL_SASL_STATE and no mechanisms; so does kafkapy.
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import build
 
 
 @api("SaslHandshake")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     return build(R.SaslHandshakeResponse, error_code=ErrorCode.illegal_sasl_state, mechanisms=())

@@ -17,16 +17,19 @@ otherwise).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.clock import now_ms
 from kafkapy.coordinator.group.classic import SyncResult
 
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from .group_common import GROUP_DENIED, group_denied, service
 
 
 @api("SyncGroup")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     if group_denied(ctx, request.group_id):
         return build(ctx.R.SyncGroupResponse, throttle_time=THROTTLE_NONE,
                      error_code=GROUP_DENIED, protocol_type=None, protocol_name=None,

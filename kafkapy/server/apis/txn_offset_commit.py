@@ -29,6 +29,8 @@ GROUP_AUTHORIZATION_FAILED on every partition), READ on each topic (TOPIC_AUTHOR
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.clock import now_ms
 from kafkapy.coordinator.group.state import append_error_to_response_error
 from kafkapy.metadata.names import OFFSETS_TOPIC
@@ -36,6 +38,7 @@ from kafkapy.protocol.errors import ErrorCode
 
 from ..coordinator.txn_verification import TransactionalBatch, verify_partitions
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import transactional_id_error
 from .group_common import partition_errors, replicated_results, requested_offsets, service
@@ -68,7 +71,7 @@ async def _verify(ctx, request, partition: int) -> tuple[object | None, ErrorCod
 
 
 @api("TxnOffsetCommit")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     svc = service(ctx)
     coordinator = svc.coordinator

@@ -13,11 +13,14 @@ error response with CLUSTER_AUTHORIZATION_FAILED on every marker's partitions, a
 
 from __future__ import annotations
 
+from typing import Any
+
 from kafkapy.protocol.errors import ErrorCode
 
 from ..coordinator.txn_markers import TxnMarker, write_txn_markers
 from ..error_response import RequestError
 from ..registry import api
+from ..request_context import RequestContext
 from ..responses import build
 from ..security.authorization import (
     ALTER,
@@ -28,7 +31,7 @@ from ..security.authorization import (
 
 
 @api("WriteTxnMarkers")
-async def handle(ctx, request):
+async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     if not (authorize_cluster(ctx, ALTER) or authorize_cluster(ctx, CLUSTER_ACTION)):
         raise RequestError(ErrorCode.cluster_authorization_failed, CLUSTER_DENIED_MESSAGE)

@@ -58,8 +58,6 @@ class ConfigChangeListener(ChangeListener):
         """Apply one changed entity; returns whether this broker took it."""
         kind, name = change.entity_type, change.entity_name
         if kind == "topics":
-            if self.broker.topics is None:
-                return False
             taken = self.broker.topics.apply_config_change(name, change.configs, change.zxid)
         elif kind == "brokers":
             b = self.broker

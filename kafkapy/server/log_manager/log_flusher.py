@@ -60,7 +60,7 @@ async def flush_loop(broker: Broker) -> None:
         return
     while True:
         await trio.sleep(max(interval_ms, 1) / 1000)
-        if broker.logs is None:
+        if broker.stopped:
             return
         now = clock.now_ms()
         for plog in broker.logs.online_logs():

@@ -51,7 +51,7 @@ async def retention_loop(broker) -> None:
     interval = max(broker.config.log_retention_check_interval_ms, 1) / 1000
     while True:
         await trio.sleep(interval)
-        if broker.logs is None:
+        if broker.stopped:
             return
         try:
             deleted = broker.logs.delete_old_segments(clock.now_ms())
@@ -68,7 +68,7 @@ async def producer_expiration_loop(broker) -> None:
     interval = max(_config(broker, "producer.id.expiration.check.interval.ms", 600_000), 1)
     while True:
         await trio.sleep(interval / 1000)
-        if broker.logs is None:
+        if broker.stopped:
             return
         expiration = _config(
             broker, "producer.id.expiration.ms", broker.config.producer_id_expiration_ms
@@ -84,7 +84,7 @@ async def producer_expiration_loop(broker) -> None:
 async def purge_loop(broker) -> None:
     while True:
         await trio.sleep(PURGE_INTERVAL_S)
-        if broker.logs is None:
+        if broker.stopped:
             return
         try:
             broker.logs.purge_deleted_files(clock.now_ms())
@@ -97,7 +97,7 @@ async def metadata_file_loop(broker) -> None:
     broker.logs.on_metadata_pending = wake.notify
     while True:
         waiter = wake.waiter()
-        if broker.logs is None:
+        if broker.stopped:
             return
         pending, broker.logs.metadata_pending = broker.logs.metadata_pending, []
         if pending:
@@ -119,7 +119,7 @@ async def cleaner_loop(broker, cleaner: LogCleaner) -> None:
 
 async def _clean_forever(broker, cleaner: LogCleaner, process: CleanerProcess) -> None:
     while True:
-        if broker.logs is None:
+        if broker.stopped:
             return
         cleaner.dedupe_buffer_size = _config(
             broker, "log.cleaner.dedupe.buffer.size", DEFAULT_DEDUPE_BUFFER_SIZE
