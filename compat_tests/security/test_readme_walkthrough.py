@@ -1,7 +1,7 @@
-"""The README's "A secure broker, end to end" walkthrough, run as written: its code blocks are
-read from README.md and executed in order in a fresh directory laid out like a user's checkout
-(a copy of ``scripts/``, the sources and the runtime install ``.venv-runtime`` linked from this
-one, no ``.venv``), with only the listener ports changed to free ones. Certificates by its
+"""The docs' "A secure broker, end to end" walkthrough, run as written: its code blocks are
+read from docs/security.md and executed in order in a fresh directory laid out like a user's
+checkout (a copy of ``scripts/``, the sources and the runtime install ``.venv-runtime`` linked
+from this one, no ``.venv``), with only the listener ports changed to free ones. Certificates by its
 openssl commands, the broker by ``scripts/run-broker.sh secure.properties``, the SCRAM user,
 topic and ACLs by the Kafka-named scripts, then kcat, confluent-kafka, kafka-python, Apache
 Apache Kafka 4.4's Java tools (``$KAFKA_HOME/bin``: the Kafka directory laid over the Maven
@@ -27,7 +27,7 @@ from compat_tests.suites import jvm
 from kafkapy.testing import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-SECTION = "### A secure broker, end to end"
+SECTION = "## A secure broker, end to end"
 BLOCK = re.compile(r"^```(sh|properties|python)\n(.*?)^```", re.S | re.M)
 START_LINE = "scripts/run-broker.sh secure.properties &"
 
@@ -39,9 +39,9 @@ pytestmark = [
 
 
 def walkthrough_blocks(ports: dict[str, int]) -> list[tuple[str, str]]:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "security.md").read_text()
     start = text.index(SECTION)
-    section = text[start:text.index("\n### ", start + len(SECTION))]
+    section = text[start:text.index("\n## ", start + len(SECTION))]
     blocks = []
     for kind, body in BLOCK.findall(section):
         for old, new in ports.items():
