@@ -10,7 +10,7 @@ for CreateAcls and DeleteAcls, which its controller answers).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafkapy.metadata.acl_model import (
     AccessControlEntryFilter,
@@ -24,6 +24,12 @@ from kafkapy.metadata.acl_model import (
 from kafkapy.protocol.errors import ErrorCode
 
 from ..security.authorization import authorize_cluster
+
+if TYPE_CHECKING:
+    from kafkapy.security.authorizer import AclAuthorizer
+
+    from ..request_context import RequestContext
+    from ..security.acl_listener import AclChangeListener
 
 NO_AUTHORIZER = "No Authorizer is configured on the broker"
 NO_AUTHORIZER_ALTER = "No Authorizer is configured."  # Kafka 4.4's controller, on alters
@@ -59,3 +65,11 @@ def refusal(ctx: Any, operation: AclOperation, what: str) -> tuple[ErrorCode, st
         return ErrorCode.security_disabled, (
             NO_AUTHORIZER if operation == AclOperation.DESCRIBE else NO_AUTHORIZER_ALTER)
     return None
+
+
+def acl_services(ctx: RequestContext) -> tuple[AclAuthorizer, AclChangeListener]:
+    """The broker's authorizer and its ACL change listener, once :func:`refusal` let the request
+    through (a broker with an authorizer always has both)."""
+    authorizer, listener = ctx.broker.authorizer, ctx.broker.acl_listener
+    assert authorizer is not None and listener is not None, "refusal() checks the authorizer"
+    return authorizer, listener

@@ -52,7 +52,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             heartbeat_interval=datetime.timedelta(0), assignment=None,
         )
     svc = service(ctx)
-    owned = None
+    owned: dict[Any, set[int]] | None = None
     if request.topic_partitions is not None:
         owned = {}
         for tp in request.topic_partitions:

@@ -30,7 +30,7 @@ from kafkapy.protocol.errors import ErrorCode
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
-from .acl_common import refusal
+from .acl_common import acl_services, refusal
 
 log = logging.getLogger("kafkapy.acls")
 
@@ -75,7 +75,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             (pattern, lambda cur, new=frozenset(e for _, e in items): cur | new)
             for pattern, items in by_pattern.items()
         ]
-        outcomes = await ctx.broker.acl_listener.update(changes) if changes else []
+        outcomes = await acl_services(ctx)[1].update(changes) if changes else []
         for (pattern, items), outcome in zip(by_pattern.items(), outcomes, strict=True):
             if isinstance(outcome, Exception):
                 for i, _ in items:

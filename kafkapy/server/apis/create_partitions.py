@@ -31,7 +31,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     registry = ctx.broker.topics
     counts = Counter(t.name for t in request.topics)
     may_alter = authorized_names(ctx, ALTER, TOPIC, counts)
-    results = []
+    results: list[Any] = []
     grown: dict[str, int] = {}  # topic -> index in results
     for t in request.topics:
         error, message = ErrorCode.none, None

@@ -43,7 +43,7 @@ from .describe_configs import CONFIG_SOURCES, topic_config_entries
 async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     registry = ctx.broker.topics
-    results = []
+    results: list[Any] = []
     created: dict[str, int] = {}  # topic -> index in results
     seen: dict[str, int] = {}
     for t in request.topics:

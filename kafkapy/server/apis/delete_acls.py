@@ -22,7 +22,7 @@ from kafkapy.protocol.errors import ErrorCode
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
-from .acl_common import binding_filter, refusal
+from .acl_common import acl_services, binding_filter, refusal
 
 log = logging.getLogger("kafkapy.acls")
 
@@ -33,6 +33,7 @@ def _named_patterns(flt) -> list[ResourcePattern]:
     p = flt.pattern
     if p.indefinite_field() is not None:
         return []
+    kinds: tuple[PatternType, ...]
     if p.pattern_type == PatternType.ANY:
         kinds = (PatternType.LITERAL, PatternType.PREFIXED)
     else:
@@ -57,10 +58,10 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
                 errors[i] = (ErrorCode.invalid_request, f"DeleteAcls: {unknown}")
             else:
                 valid.append((i, flt))
-        patterns = dict.fromkeys(ctx.broker.authorizer.patterns())
+        patterns = dict.fromkeys(acl_services(ctx)[0].patterns())
         for _, flt in valid:
             patterns.update(dict.fromkeys(_named_patterns(flt)))
-        plan = []  # (pattern, its filters, first filter of each removed entry)
+        plan: list[Any] = []  # (pattern, its filters, first filter of each removed entry)
         for pattern in patterns:
             matching = [(i, flt) for i, flt in valid if flt.pattern.matches(pattern)]
             if matching:
@@ -78,7 +79,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             return change
 
         changes = [(pattern, remover(matching, owner)) for pattern, matching, owner in plan]
-        outcomes = await ctx.broker.acl_listener.update(changes) if changes else []
+        outcomes = await acl_services(ctx)[1].update(changes) if changes else []
         for (pattern, _, owner), outcome in zip(plan, outcomes, strict=True):
             if isinstance(outcome, Exception):
                 code, message = ErrorCode.unknown_server_error, str(outcome)

@@ -19,7 +19,7 @@ from kafkapy.protocol.errors import ErrorCode
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
-from .acl_common import binding_filter, refusal
+from .acl_common import acl_services, binding_filter, refusal
 
 
 @api("DescribeAcls")
@@ -38,7 +38,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     if unknown is not None:
         return answer(ErrorCode.invalid_request, f"DescribeAcls: {unknown}")
     by_pattern = defaultdict(list)
-    for binding in ctx.broker.authorizer.acls(flt):
+    for binding in acl_services(ctx)[0].acls(flt):
         by_pattern[binding.pattern].append(binding.entry)
     resources = [
         build(

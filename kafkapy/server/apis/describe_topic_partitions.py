@@ -101,7 +101,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     names = [n for n in names if n in allowed]
     remaining = max(min(_broker_limit(broker), request.response_partition_limit), 1)
     live = broker.cluster.list_brokers()
-    topics = []
+    topics: list[Any] = []
     next_cursor = None
     for name in names:
         if remaining == 0:

@@ -28,7 +28,7 @@ UTC = datetime.UTC
 
 def _state(ctx, txn_id: str):
     R = ctx.R
-    got = transactional_id_error(ctx, txn_id, DESCRIBE)
+    got: DescribedTxn | ErrorCode | None = transactional_id_error(ctx, txn_id, DESCRIBE)
     if got is None:
         got = ctx.broker.txn.coordinator.describe(txn_id)
     if isinstance(got, ErrorCode):  # Kafka leaves the other fields at their zero defaults

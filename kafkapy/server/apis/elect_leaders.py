@@ -47,7 +47,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     broker = ctx.broker
     election_type = int(getattr(request, "election_type", 0))
-    wanted = None
+    wanted: dict[str, list[int]] | None = None
     if request.topic_partitions is not None:
         wanted = {}
         for tp in request.topic_partitions:

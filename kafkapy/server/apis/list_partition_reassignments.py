@@ -74,6 +74,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
                 for t in request.topics or ()
             ),
         )
+    wanted: list[tuple[str, list[int] | None]]
     if request.topics is None:
         wanted = [(name, None) for name in cluster.list_topics()]
     else:

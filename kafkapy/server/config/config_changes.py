@@ -41,7 +41,7 @@ OPS = {SET: "set", DELETE: "delete", APPEND: "append", SUBTRACT: "subtract"}
 @dataclass(slots=True)
 class ConfigChangeError(Exception):
     code: ErrorCode
-    message: str
+    message: str | None  # None: the error code's default message
 
 
 def current_configs(broker, resource_type: int, name: str) -> dict[str, str]:
