@@ -50,6 +50,7 @@ from kafkapy.storage.errors import (
     KafkaStorageError,
     OffsetOutOfRangeError,
 )
+from kafkapy.storage.file_region import FileRegion
 from kafkapy.storage.flush import FlushJob
 from kafkapy.storage.index import CorruptIndexError
 from kafkapy.storage.io_guard import storage_io as _storage_io
@@ -74,7 +75,6 @@ class InvalidTimestampError(RecordBatchError):
 __all__ = [
     "AppendResult",
     "FetchData",
-    "FileRegion",
     "LogConfig",
     "PartitionLog",
     "partition_dir_name",
@@ -88,15 +88,6 @@ class AppendResult:
     log_append_time_ms: int  # -1 unless LogAppendTime
     log_start_offset: int
     duplicate: bool = False
-
-
-@dataclass(frozen=True)
-class FileRegion:
-    """Bytes to send with os.sendfile; ``fileno`` stays open while the segment is open."""
-
-    fileno: int
-    position: int
-    length: int
 
 
 @dataclass
