@@ -49,7 +49,8 @@ from kafkapy.storage.producer_snapshot import (
 from kafkapy.storage.txn_index import AbortedTxn
 
 if TYPE_CHECKING:
-    from kafkapy.storage.log import AppendResult, FetchData, PartitionLog
+    from kafkapy.storage.log import AppendResult, PartitionLog
+    from kafkapy.storage.log_read import FetchData
     from kafkapy.storage.segment import LogSegment
 
 log = logging.getLogger("kafkapy.storage.txn")

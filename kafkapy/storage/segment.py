@@ -31,6 +31,13 @@ _RECOVER_CHUNK = 1 << 20
 _MIN_BATCH_LENGTH = BATCH_HEADER_SIZE - LOG_OVERHEAD
 _INT32_MAX = 2**31 - 1
 
+# suffixes of a segment's files on their way out (Kafka's LogFileUtils): ``.deleted`` waits for
+# file.delete.delay.ms, ``.cleaned`` is being written by the cleaner, ``.swap`` is written
+# completely and replaces the segments it covers (storage/log_loader.py finishes the job)
+DELETED_SUFFIX = ".deleted"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+
 
 def segment_name(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
