@@ -9,7 +9,7 @@ Directory ``<log.dir>/<topic>-<partition>/``. PartitionLog is assembled from one
 - storage/log_transactions.py: markers, last stable offset, aborted-transaction indexes,
   read_committed reads, producer snapshots;
 - storage/io_guard.py: the offline state and what an I/O error does;
-- storage/segment.py: one segment and its indexes (LogSegment).
+- storage/segment.py: one segment and its lazily loaded indexes (LogSegment).
 
 The topic id is recorded in ``partition.metadata`` as Kafka's UnifiedLog does: a new log records
 it and the file is written (tmp, fsync, rename) later — by the broker's background flusher

@@ -8,8 +8,12 @@
 2. Index files without their ``.log`` are removed.
 3. Every segment is opened. With ``recover`` (an unclean shutdown) each segment holding offsets
    at or after the recovery point is recovered: every batch validated, a torn or corrupt tail
-   truncated, the indexes rebuilt. The other segments are trusted: their indexes are read and
-   checked, and a segment whose index or last batches are found corrupt is recovered too.
+   truncated, the indexes rebuilt. The other segments are trusted, and their indexes are not
+   read now (Kafka's LazyIndex, storage/segment.py): a segment is only checked for its index
+   files (missing ones are rebuilt by recovering it) and its transaction index; the last one
+   (the active segment) is loaded, its indexes checked against the log, and recovered when
+   they or its last batches are corrupt. An older segment whose index is found corrupt on
+   first use has it rebuilt then.
    A segment truncated by recovery ends the log: the segments after it are deleted, as Kafka
    drops everything after a corrupt batch.
 
@@ -113,21 +117,26 @@ def load_segments(
         stray.unlink()
     finish_interrupted_operations(directory)
     bases = segment_bases(directory)
+    known = set(bases)
     for p in list(directory.glob("*.index")) + list(directory.glob("*.timeindex")):
-        if p.stem.isdigit() and int(p.stem) not in bases:
+        if p.stem.isdigit() and int(p.stem) not in known:
             p.unlink()  # orphan index without its log
     loaded = LoadedSegments()
     for i, base in enumerate(bases):
         seg = open_segment(base)
         loaded.segments.append(seg)
-        covers_unflushed = i + 1 == len(bases) or bases[i + 1] > recovery_point
+        last = i + 1 == len(bases)
+        covers_unflushed = last or bases[i + 1] > recovery_point
         truncated = 0
         if recover and covers_unflushed:
             truncated, _ = seg.recover()
             loaded.recovered.append(seg)
         else:
             try:
-                seg.load()
+                if last:
+                    seg.load()  # the active segment: its next offset is the log end offset
+                else:
+                    seg.sanity_check()  # its indexes are read on first use
             except (CorruptIndexError, CorruptRecordError):
                 truncated, _ = seg.recover()
                 loaded.recovered.append(seg)
