@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -36,6 +37,9 @@ from kafkapy.storage.index import CorruptIndexError, OffsetIndex, TimeIndex
 from kafkapy.storage.txn_index import TransactionIndex
 
 log = logging.getLogger("kafkapy.storage.segment")
+# one lazy load at a time: a log may be read from a worker thread (txn_service reads its log in
+# one) while the event loop uses it, and a half-read index must not be looked up
+_LAZY_LOAD = threading.Lock()
 
 _SCAN_CHUNK = 16384
 _RECOVER_CHUNK = 1 << 20
@@ -116,11 +120,14 @@ class LogSegment:
         """Read the indexes on first use; a corrupt one is rebuilt from the log."""
         if self._indexes_loaded:
             return
-        try:
-            self._read_indexes()
-        except (CorruptIndexError, CorruptRecordError) as e:
-            log.warning("rebuilding the indexes of segment=%s error=%s", self.log_path, e)
-            self.recover()
+        with _LAZY_LOAD:
+            if self._indexes_loaded:
+                return
+            try:
+                self._read_indexes()
+            except (CorruptIndexError, CorruptRecordError) as e:
+                log.warning("rebuilding the indexes of segment=%s error=%s", self.log_path, e)
+                self.recover()
 
     @property
     def offset_index(self) -> OffsetIndex:
@@ -186,7 +193,6 @@ class LogSegment:
     def _read_indexes(self) -> None:
         """Read the offset and time indexes, check them against the log, find the next offset
         after the last indexed batch (CorruptIndexError / CorruptRecordError: recover)."""
-        self._indexes_loaded = True
         idx, tidx = self._offset_index, self._time_index
         idx.load()
         tidx.load()
@@ -208,6 +214,7 @@ class LogSegment:
         if values and not (self.base_offset <= min(values) and max(values) < next_offset):
             raise CorruptIndexError(f"{tidx.path}: entries outside the segment")
         self._max_timestamp, self._offset_of_max_timestamp = tidx.last_entry()
+        self._indexes_loaded = True  # last: only whole indexes are used without the lock
 
     def _load_first_timestamp(self) -> None:
         self._first_batch_timestamp_known = True
@@ -220,7 +227,6 @@ class LogSegment:
     def recover(self) -> tuple[int, list[BatchHeader]]:
         """Validate every batch (framing, magic, CRC, offsets), truncate a torn or corrupt tail,
         rebuild both indexes. Returns (bytes truncated, headers of the valid batches)."""
-        self._indexes_loaded = True
         self._offset_index.reset()
         self._time_index.reset()
         self._max_timestamp = -1
@@ -261,6 +267,7 @@ class LogSegment:
             os.ftruncate(self.fd, valid)
             self.size = valid
         self._next_offset = expected
+        self._indexes_loaded = True
         self._load_first_timestamp()
         return truncated, headers
 
