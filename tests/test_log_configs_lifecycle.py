@@ -37,7 +37,8 @@ from kafkapy.server.config.log_configs import (
     validate_topic_configs,
 )
 from kafkapy.storage.config import LogConfig
-from kafkapy.storage.log import InvalidTimestampError, PartitionLog
+from kafkapy.storage.log import PartitionLog
+from kafkapy.storage.log_validator import InvalidTimestampError
 
 NOW = 1_700_000_000_000
 TID = uuid.UUID(int=5)

@@ -20,7 +20,7 @@ from kio.index import load_payload_module
 from kio.serial import entity_writer
 from kio.static.constants import EntityType
 
-from kafkapy.storage.log import FileRegion
+from kafkapy.storage.file_region import FileRegion
 
 
 @dataclass(slots=True)

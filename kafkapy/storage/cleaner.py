@@ -59,8 +59,14 @@ from kafkapy.storage.cleaner_pass import (  # noqa: F401  (OffsetMap: also impor
     prepare_task,
 )
 from kafkapy.storage.io_throttle import Throttler
-from kafkapy.storage.log import CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_SUFFIX, PartitionLog
-from kafkapy.storage.segment import LogSegment, segment_name
+from kafkapy.storage.log import PartitionLog
+from kafkapy.storage.segment import (
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
+    SWAP_SUFFIX,
+    LogSegment,
+    segment_name,
+)
 
 if TYPE_CHECKING:
     from kafkapy.storage.log_manager import LogManager

@@ -28,8 +28,7 @@ from kafkapy.storage.cleaner_txn import CleanedTxnState
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.index import OffsetIndex, TimeIndex
 from kafkapy.storage.io_throttle import CHECK_INTERVAL_S, Throttler
-from kafkapy.storage.log import CLEANED_SUFFIX
-from kafkapy.storage.segment import segment_name
+from kafkapy.storage.segment import CLEANED_SUFFIX, segment_name
 from kafkapy.storage.txn_index import AbortedTxn, TransactionIndex
 
 HASH_SIZE = 16

@@ -1,7 +1,15 @@
-"""One partition's log: ordered segments, append as leader, reads, offset lookups, recovery,
-producer state and leader-epoch history. Directory ``<log.dir>/<topic>-<partition>/``.
-Transactions (markers, last stable offset, aborted-transaction indexes, producer snapshots)
-are in storage/log_transactions.py.
+"""One partition's log (Kafka's UnifiedLog with its LocalLog): ordered segments, append as
+leader and as follower, roll, flush, truncation, producer state and leader-epoch history.
+Directory ``<log.dir>/<topic>-<partition>/``. PartitionLog is assembled from one module per job:
+
+- storage/log_loader.py: opening an existing directory, recovery (Kafka's LogLoader);
+- storage/log_validator.py: the checks and conversions of appended batches (LogValidator);
+- storage/log_read.py: fetches and offset lookups (LocalLog.read, fetchOffsetByTimestamp);
+- storage/log_retention.py: retention, DeleteRecords, deletion of segments (deleteOldSegments);
+- storage/log_transactions.py: markers, last stable offset, aborted-transaction indexes,
+  read_committed reads, producer snapshots;
+- storage/io_guard.py: the offline state and what an I/O error does;
+- storage/segment.py: one segment and its lazily loaded indexes (LogSegment).
 
 The topic id is recorded in ``partition.metadata`` as Kafka's UnifiedLog does: a new log records
 it and the file is written (tmp, fsync, rename) later — by the broker's background flusher
@@ -12,9 +20,7 @@ disk in a directory without its topic id.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
-import os
 import threading
 import time
 import uuid
@@ -24,19 +30,9 @@ from pathlib import Path
 
 from kafkapy.protocol.record_batch import (
     CONTROL_BIT,
-    CRC_START,
     TRANSACTIONAL_BIT,
     BatchHeader,
-    CorruptRecordError,
-    RecordBatchError,
-    RecordTooLargeError,
     assign_offsets_in_place,
-    crc32c,
-    decode_records,
-    encode_batch,
-    iter_batches,
-    parse_batch_header,
-    validate_batches,
 )
 from kafkapy.storage.checkpoints import (
     LEADER_EPOCH_CHECKPOINT,
@@ -45,40 +41,27 @@ from kafkapy.storage.checkpoints import (
     write_partition_metadata,
 )
 from kafkapy.storage.config import LogConfig
-from kafkapy.storage.errors import (
-    InconsistentTopicIdError,
-    KafkaStorageError,
-    OffsetOutOfRangeError,
-)
+from kafkapy.storage.errors import InconsistentTopicIdError, KafkaStorageError
 from kafkapy.storage.flush import FlushJob
-from kafkapy.storage.index import CorruptIndexError
+from kafkapy.storage.io_guard import LogIOGuard
 from kafkapy.storage.io_guard import storage_io as _storage_io
 from kafkapy.storage.leader_epoch import LeaderEpochCache
+from kafkapy.storage.log_loader import load_log
+from kafkapy.storage.log_read import LogReads
+from kafkapy.storage.log_retention import LogRetention
 from kafkapy.storage.log_transactions import TransactionalLog
+from kafkapy.storage.log_validator import (
+    batches_to_append_as_follower,
+    prepare_for_leader,
+    validate_for_leader,
+)
 from kafkapy.storage.producer_state import ProducerStateManager
-from kafkapy.storage.segment import LogSegment, segment_name
+from kafkapy.storage.segment import LogSegment
 
 ZERO_UUID = uuid.UUID(int=0)
 LONG_MAX = 2**63 - 1
-DELETED_SUFFIX = ".deleted"
-CLEANED_SUFFIX = ".cleaned"
-SWAP_SUFFIX = ".swap"
 
-
-class InvalidTimestampError(RecordBatchError):
-    """INVALID_TIMESTAMP: a CreateTime timestamp outside message.timestamp.before/after.max.ms."""
-
-    error_code = 32
-
-
-__all__ = [
-    "AppendResult",
-    "FetchData",
-    "FileRegion",
-    "LogConfig",
-    "PartitionLog",
-    "partition_dir_name",
-]
+__all__ = ["AppendResult", "PartitionLog", "partition_dir_name"]
 
 
 @dataclass
@@ -90,55 +73,11 @@ class AppendResult:
     duplicate: bool = False
 
 
-@dataclass(frozen=True)
-class FileRegion:
-    """Bytes to send with os.sendfile; ``fileno`` stays open while the segment is open."""
-
-    fileno: int
-    position: int
-    length: int
-
-
-@dataclass
-class FetchData:
-    regions: list[FileRegion]  # consecutive whole batches, in order
-    size: int  # sum of lengths
-
-
-EMPTY_FETCH_SIZE = 0
-
-
 def partition_dir_name(topic: str, partition: int) -> str:
     return f"{topic}-{partition}"
 
 
-def _scan_next_offset(data: bytes, base: int) -> int:
-    """Offset after the last whole batch of ``data`` (``base`` if none)."""
-    next_offset = base
-    try:
-        for _, h in iter_batches(data):
-            next_offset = h.next_offset
-    except CorruptRecordError:
-        pass
-    return next_offset
-
-
-def _writable(records: bytes | bytearray | memoryview) -> bool:
-    return isinstance(records, bytearray) or (
-        isinstance(records, memoryview) and not records.readonly
-    )
-
-
-def _segment_bases(directory: Path) -> list[int]:
-    bases = []
-    for p in directory.glob("*.log"):
-        stem = p.stem
-        if len(stem) == 20 and stem.isdigit():
-            bases.append(int(stem))
-    return sorted(bases)
-
-
-class PartitionLog(TransactionalLog):
+class PartitionLog(LogReads, LogRetention, TransactionalLog, LogIOGuard):
     """Kafka's UnifiedLog for one local replica (single-writer, synchronous).
 
     Every method that reads or writes files is guarded (``_storage_io``): after an I/O error the
@@ -158,8 +97,9 @@ class PartitionLog(TransactionalLog):
         self.config = config
         self.segments: list[LogSegment] = []
         self._bases: list[int] = []
-        # what fetchers see (the four offsets/flags below) changes only with ``stamp``: a fetch
-        # session skips a partition whose stamp is the one it last answered with
+        # what fetchers see (the three offsets below, and ``offline``: storage/io_guard.py)
+        # changes only with ``stamp``: a fetch session skips a partition whose stamp is the one
+        # it last answered with
         self.stamp = 0
         self._log_start_offset = 0
         self._log_end_offset = 0
@@ -217,16 +157,6 @@ class PartitionLog(TransactionalLog):
             self._high_watermark = value
             self.stamp += 1
 
-    @property
-    def offline(self) -> bool:
-        return self._offline
-
-    @offline.setter
-    def offline(self, value: bool) -> None:
-        if value != self._offline:
-            self._offline = value
-            self.stamp += 1
-
     @_storage_io("writing the topic id of")
     def flush_metadata_file(self) -> None:
         """Write the recorded topic id to ``partition.metadata`` if it is not there yet (any
@@ -278,7 +208,12 @@ class PartitionLog(TransactionalLog):
         if fresh:
             log._start_empty(max(log_start_offset, 0))
         else:
-            log._load(recover, recovery_point, log_start_offset)
+            load_log(
+                log,
+                recover=recover,
+                recovery_point=recovery_point,
+                log_start_offset=log_start_offset,
+            )
         return log
 
     def _new_segment(
@@ -293,86 +228,12 @@ class PartitionLog(TransactionalLog):
             now_ms=now_ms,
         )
 
-    def _finish_interrupted_operations(self) -> None:
-        """Complete or roll back what a crash interrupted (Kafka's LogLoader rules):
-        ``.deleted`` files are removed, ``.cleaned`` files (an unfinished cleaning) are dropped,
-        a ``.log.swap`` (a cleaned segment written completely) replaces the segments whose
-        offsets it covers and becomes a segment; its indexes are rebuilt (the ``.txnindex`` by
-        the producer-state replay, as for any recovered segment)."""
-        d = self.directory
-        for stray in d.glob("*" + DELETED_SUFFIX):
-            stray.unlink(missing_ok=True)
-        for stray in d.glob("*" + CLEANED_SUFFIX):
-            stray.unlink(missing_ok=True)
-        for x in (".index", ".timeindex", ".txnindex"):
-            for stray in d.glob(f"*{x}.swap"):
-                stray.unlink(missing_ok=True)
-        for swap in sorted(d.glob("*.log" + SWAP_SUFFIX)):
-            stem = swap.name[:20]
-            if not stem.isdigit():
-                swap.unlink()
-                continue
-            base = int(stem)
-            next_offset = _scan_next_offset(swap.read_bytes(), base)
-            for other in _segment_bases(d):
-                if other == base or base <= other < next_offset:
-                    for suffix in (".log", ".index", ".timeindex", ".txnindex"):
-                        (d / segment_name(other, suffix)).unlink(missing_ok=True)
-            for suffix in (".index", ".timeindex", ".txnindex"):
-                (d / segment_name(base, suffix)).unlink(missing_ok=True)
-            os.replace(swap, d / segment_name(base, ".log"))
-
     def _start_empty(self, offset: int) -> None:
         """A log in a directory just created: one empty segment starting at ``offset``."""
         self.segments, self._bases = [self._new_segment(offset, create=True)], [offset]
         self.log_start_offset = self.log_end_offset = offset
         self.high_watermark = self.recovery_point = offset
-        self.take_producer_snapshot(sync=False)  # as _load (only ever writes one above 0)
-
-    def _load(self, recover: bool, recovery_point: int, log_start_offset: int) -> None:
-        for stray in self.directory.glob("*.tmp"):
-            stray.unlink()
-        self._finish_interrupted_operations()
-        bases = _segment_bases(self.directory)
-        for p in list(self.directory.glob("*.index")) + list(self.directory.glob("*.timeindex")):
-            if p.stem.isdigit() and int(p.stem) not in bases:
-                p.unlink()  # orphan index without its log
-        segments: list[LogSegment] = []
-        recovered: list[LogSegment] = []
-        for i, base in enumerate(bases):
-            seg = self._new_segment(base, create=False)
-            segments.append(seg)
-            covers_unflushed = i + 1 == len(bases) or bases[i + 1] > recovery_point
-            truncated = 0
-            if recover and covers_unflushed:
-                truncated, _ = seg.recover()
-                recovered.append(seg)
-            else:
-                try:
-                    seg.load()
-                except (CorruptIndexError, CorruptRecordError):
-                    truncated, _ = seg.recover()
-                    recovered.append(seg)
-            if truncated and i + 1 < len(bases):
-                for later in bases[i + 1 :]:  # Kafka drops everything after a corrupt batch
-                    self._new_segment(later, create=False).delete()
-                break
-        if not segments:
-            segments.append(self._new_segment(max(log_start_offset, 0), create=True))
-        self.segments = segments
-        self._bases = [s.base_offset for s in segments]
-        self.log_end_offset = segments[-1].next_offset
-        self.log_start_offset = min(
-            max(log_start_offset, segments[0].base_offset), self.log_end_offset
-        )
-        self.high_watermark = self.log_end_offset
-        self.epoch_cache.truncate_from_end(self.log_end_offset)
-        self.epoch_cache.truncate_from_start(self.log_start_offset)
-        self._load_producer_state(recovered)
-        if recover:
-            self.flush()
-        self.recovery_point = self.log_end_offset
-        self.take_producer_snapshot(sync=False)
+        self.take_producer_snapshot(sync=False)  # as load_log (only ever writes one above 0)
 
     # ---- appending -----------------------------------------------------------------------
 
@@ -400,21 +261,13 @@ class PartitionLog(TransactionalLog):
         if self.metadata_pending is not None:
             self.flush_metadata_file()
         cfg = self.config
-        headers = validate_batches(
-            records, max_batch_size=cfg.max_message_bytes, require_keys=cfg.compact
-        )
-        if not cfg.log_append_time:
-            self._check_timestamps(records, headers, now_ms)
+        headers = validate_for_leader(records, cfg, now_ms)
         dup = self.producer_state.check(headers, verification_guard, coordinator)
         if dup is not None:
             return AppendResult(
                 dup.first_offset, dup.last_offset, -1, self.log_start_offset, duplicate=True
             )
-        target = cfg.target_codec
-        if target is not None and any(h.codec != target for h in headers):
-            buf, headers = self._recompress(records, headers, target)
-        else:
-            buf = records if _writable(records) else bytearray(records)
+        buf, headers = prepare_for_leader(records, headers, cfg)
         append_time = now_ms if cfg.log_append_time else None
         first = self.log_end_offset
         next_offset = assign_offsets_in_place(buf, headers, first, leader_epoch, append_time)
@@ -428,28 +281,8 @@ class PartitionLog(TransactionalLog):
         if self.metadata_pending is not None:
             self.flush_metadata_file()
         view = memoryview(records)
-        headers = []
-        for bpos, h in iter_batches(view):
-            if crc32c(view[bpos + CRC_START : bpos + h.size]) != h.crc:
-                raise CorruptRecordError("record batch CRC mismatch in a fetched batch")
-            headers.append(h)
-        pos = 0
-        start = None
-        kept: list[BatchHeader] = []
-        for h in headers:
-            if h.next_offset <= self.log_end_offset:
-                pos += h.size
-                continue
-            if start is None:
-                if h.base_offset != self.log_end_offset:
-                    raise CorruptRecordError(
-                        f"follower append at {h.base_offset} does not continue the log end "
-                        f"offset {self.log_end_offset}"
-                    )
-                start = pos
-            kept.append(h)
-            pos += h.size
-        if not kept or start is None:
+        start, kept = batches_to_append_as_follower(view, self.log_end_offset)
+        if not kept:
             return 0
         appended = 0
         # one _append per run of batches with the same leader epoch, so the cache stays exact;
@@ -470,60 +303,6 @@ class PartitionLog(TransactionalLog):
             appended += size
             i = j
         return appended
-
-    def _check_timestamps(self, records, headers: list[BatchHeader], now_ms: int) -> None:
-        """CreateTime timestamps must lie in [now - before.max.ms, now + after.max.ms]."""
-        before = self.config.message_timestamp_before_max_ms
-        after = self.config.message_timestamp_after_max_ms
-        lo = now_ms - before if before < LONG_MAX else None
-        hi = now_ms + after if after < LONG_MAX else None
-        if lo is None and hi is None:
-            return
-        pos = 0
-        for h in headers:
-            check_all = lo is not None and (h.base_timestamp < lo or h.last_offset_delta > 0)
-            if check_all or (hi is not None and h.max_timestamp > hi):
-                for r in decode_records(memoryview(records)[pos : pos + h.size]):
-                    ts = r.timestamp
-                    if ts >= 0 and ((lo is not None and ts < lo) or (hi is not None and ts > hi)):
-                        raise InvalidTimestampError(
-                            f"Timestamp {ts} of message with offset {r.offset} is out of range. "
-                            f"The timestamp should be within [{lo if lo is not None else -1}, "
-                            f"{hi if hi is not None else LONG_MAX}]"
-                        )
-            pos += h.size
-
-    def _recompress(
-        self, records, headers: list[BatchHeader], codec: int
-    ) -> tuple[bytearray, list[BatchHeader]]:
-        """Rewrite batches whose codec differs from the topic's (Kafka's LogValidator):
-        records, timestamps and producer fields kept, offsets assigned later, new CRC."""
-        out = bytearray()
-        new_headers = []
-        pos = 0
-        for h in headers:
-            raw = memoryview(records)[pos : pos + h.size]
-            pos += h.size
-            if h.codec == codec or h.is_control:
-                out += raw
-                new_headers.append(h)
-                continue
-            batch = encode_batch(
-                decode_records(raw),
-                codec=codec,
-                producer_id=h.producer_id,
-                producer_epoch=h.producer_epoch,
-                base_sequence=h.base_sequence,
-                is_transactional=h.is_transactional,
-            )
-            if len(batch) > self.config.max_message_bytes:
-                raise RecordTooLargeError(
-                    f"recompressed batch of {len(batch)} bytes exceeds "
-                    f"{self.config.max_message_bytes}"
-                )
-            out += batch
-            new_headers.append(parse_batch_header(batch))
-        return out, new_headers
 
     def update_config(self, config: LogConfig) -> None:
         """Apply a changed topic/broker config to the open log (takes effect at once)."""
@@ -642,213 +421,7 @@ class PartitionLog(TransactionalLog):
     def flush_failed(self, error: OSError) -> KafkaStorageError:
         return self.io_failed("flushing", error)
 
-    # ---- I/O errors ----------------------------------------------------------------------
-
-    def io_failed(self, what: str, error: OSError) -> KafkaStorageError:
-        """An I/O error: this log (and its directory) go offline; the error to raise."""
-        self.offline = True
-        where = f"{self.topic}-{self.partition}"
-        if self.on_io_error is not None:
-            self.on_io_error(self.directory.parent, f"{what} {where}", error)
-        return KafkaStorageError(
-            f"Error while {what} {where} in dir {self.directory.parent}: "
-            f"{error.strerror or error}"
-        )
-
-    def offline_error(self) -> KafkaStorageError:
-        return KafkaStorageError(
-            f"{self.topic}-{self.partition} is offline: log directory {self.directory.parent} "
-            f"failed"
-        )
-
-    # ---- reading -------------------------------------------------------------------------
-
-    def _segment_at(self, offset: int) -> int:
-        return max(bisect.bisect_right(self._bases, offset) - 1, 0)
-
-    @_storage_io("reading")
-    def read(
-        self,
-        offset: int,
-        max_bytes: int,
-        *,
-        max_offset: int | None = None,
-        min_one_batch: bool = True,
-    ) -> FetchData:
-        """Whole batches from the one containing ``offset``, below ``max_offset``, within
-        ``max_bytes`` (but at least one batch when ``min_one_batch``, KIP-74)."""
-        if offset < self.log_start_offset or offset > self.log_end_offset:
-            raise OffsetOutOfRangeError(
-                f"offset {offset} not in [{self.log_start_offset}, {self.log_end_offset}]"
-            )
-        limit = self.log_end_offset if max_offset is None else min(max_offset, self.log_end_offset)
-        if offset >= limit:
-            return FetchData([], 0)
-        for seg in self.segments[self._segment_at(offset) :]:
-            region = seg.read_region(offset, max_bytes, limit, min_one_batch)
-            if region is None:
-                continue
-            pos, length = region
-            if length == 0:
-                break
-            return FetchData([FileRegion(seg.fd, pos, length)], length)
-        return FetchData([], 0)
-
-    def read_bytes(self, offset: int, max_bytes: int, **kw) -> bytes:
-        """Convenience for tests and tools: the bytes ``read`` would send."""
-        import os
-
-        data = self.read(offset, max_bytes, **kw)
-        return b"".join(os.pread(r.fileno, r.length, r.position) for r in data.regions)
-
-    @_storage_io("searching timestamps in")
-    def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first record with timestamp >= ``timestamp_ms``."""
-        for seg in self.segments:
-            if seg.max_timestamp >= timestamp_ms:
-                found = seg.find_offset_by_timestamp(timestamp_ms, self.log_start_offset)
-                if found is not None:
-                    return found
-        return None
-
-    def max_timestamp(self) -> tuple[int, int]:
-        """(timestamp, offset) of the record with the largest timestamp; (-1, -1) if none."""
-        best: LogSegment | None = None
-        for seg in self.segments:
-            if seg.size and (best is None or seg.max_timestamp > best.max_timestamp):
-                best = seg
-        if best is None or best.max_timestamp < 0:
-            return -1, -1
-        found = best.find_batch(best.offset_of_max_timestamp)
-        if found is not None:
-            for r in best.records_of(*found):
-                if r.timestamp == best.max_timestamp:
-                    return r.timestamp, r.offset
-        return best.max_timestamp, best.offset_of_max_timestamp
-
-    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """(epoch, end offset) per LeaderEpochFileCache.endOffsetFor; (-1, -1) if unknown."""
-        return self.epoch_cache.end_offset_for(epoch, self.log_end_offset)
-
-    def latest_epoch(self) -> int:
-        return self.epoch_cache.latest_epoch()
-
-    def epoch_for_offset(self, offset: int) -> int:
-        """Leader epoch that wrote ``offset`` (ListOffsets returns it with the offset)."""
-        return self.epoch_cache.epoch_for_offset(offset)
-
-    # ---- maintenance ---------------------------------------------------------------------
-
-    @_storage_io("deleting records of")
-    def delete_records_before(self, offset: int) -> int:
-        """DeleteRecords: move the log start to ``offset`` (-1 = high watermark), deleting
-        segments that lie wholly below it. Returns the new low watermark."""
-        if offset == -1:
-            offset = self.high_watermark
-        if offset < 0 or offset > self.high_watermark:
-            raise OffsetOutOfRangeError(
-                f"offset {offset} is beyond the high watermark {self.high_watermark}"
-            )
-        if offset > self.log_start_offset:
-            self.log_start_offset = offset
-            self.epoch_cache.truncate_from_start(offset)
-            self.delete_log_start_breached_segments()
-        return self.log_start_offset
-
-    # ---- retention -----------------------------------------------------------------------
-
-    def _deletable_prefix(self, predicate) -> list[LogSegment]:
-        """Oldest closed segments, in order, while ``predicate(segment)`` holds. The active
-        segment is never deleted, nor a segment holding offsets at or past the high watermark."""
-        out: list[LogSegment] = []
-        for i, seg in enumerate(self.segments[:-1]):
-            upper = self.segments[i + 1].base_offset
-            if upper > self.high_watermark or not predicate(seg, upper):
-                break
-            out.append(seg)
-        return out
-
-    @_storage_io("deleting segments of")
-    def delete_segments(self, victims: list[LogSegment], now_ms: int | None = None) -> int:
-        """Remove a prefix of segments from the log; files are renamed ``.deleted`` and removed
-        after file.delete.delay.ms (in-flight fetches hold their own descriptors). Advances the
-        log start offset to the first remaining segment."""
-        if not victims:
-            return 0
-        assert victims == self.segments[: len(victims)], "only a prefix of segments is deleted"
-        now = int(time.time() * 1000) if now_ms is None else now_ms
-        del self.segments[: len(victims)]
-        del self._bases[: len(victims)]
-        self._schedule_deletion(victims, now)
-        new_start = self.segments[0].base_offset
-        if new_start > self.log_start_offset:
-            self.log_start_offset = min(new_start, self.log_end_offset)
-            self.epoch_cache.truncate_from_start(self.log_start_offset)
-        return len(victims)
-
-    def _schedule_deletion(self, victims: list[LogSegment], now_ms: int) -> None:
-        """Rename the segments' files ``.deleted``; they are unlinked after file.delete.delay.ms
-        (at once when it is 0)."""
-        renamed: list[Path] = []
-        for seg in victims:
-            renamed += seg.rename_to_deleted(DELETED_SUFFIX)
-            renamed += self._snapshot_for_deleted_segment(seg)
-        self.pending_deletes.append((now_ms + self.config.file_delete_delay_ms, renamed))
-        if self.config.file_delete_delay_ms <= 0:
-            self.purge_deleted_files(now_ms)
-
-    @_storage_io("removing deleted segments of")
-    def purge_deleted_files(self, now_ms: int) -> int:
-        """Unlink ``.deleted`` files whose delay has passed; returns how many were removed."""
-        removed = 0
-        keep = []
-        for due, paths in self.pending_deletes:
-            if due <= now_ms:
-                for p in paths:
-                    p.unlink(missing_ok=True)
-                    removed += 1
-            else:
-                keep.append((due, paths))
-        self.pending_deletes = keep
-        return removed
-
-    def delete_log_start_breached_segments(self, now_ms: int | None = None) -> int:
-        """Segments wholly below the log start offset (moved by DeleteRecords)."""
-        start = self.log_start_offset
-        return self.delete_segments(
-            self._deletable_prefix(lambda seg, upper: upper <= start), now_ms
-        )
-
-    @_storage_io("applying retention to")
-    def delete_old_segments(self, now_ms: int) -> int:
-        """Kafka's deleteOldSegments: with the delete policy, segments past retention.ms (by
-        their largest timestamp) then those over retention.bytes; with any policy, segments
-        below the log start offset. Returns the number of segments deleted."""
-        cfg = self.config
-        deleted = 0
-        if cfg.delete and cfg.retention_ms >= 0:
-            limit = cfg.retention_ms
-
-            def expired(seg: LogSegment, _upper: int) -> bool:
-                return now_ms - seg.largest_timestamp() > limit
-
-            deleted += self.delete_segments(self._deletable_prefix(expired), now_ms)
-        if cfg.delete and cfg.retention_bytes >= 0:
-            excess = self.size_in_bytes() - cfg.retention_bytes
-
-            def over(seg: LogSegment, _upper: int) -> bool:
-                nonlocal excess
-                if excess - seg.size >= 0:
-                    excess -= seg.size
-                    return True
-                return False
-
-            deleted += self.delete_segments(self._deletable_prefix(over), now_ms)
-        deleted += self.delete_log_start_breached_segments(now_ms)
-        return deleted
-
-    def size_in_bytes(self) -> int:
-        return sum(seg.size for seg in self.segments)
+    # ---- truncation and closing ----------------------------------------------------------
 
     @_storage_io("truncating")
     def truncate_to(self, offset: int) -> None:

@@ -49,7 +49,8 @@ from kafkapy.storage.producer_snapshot import (
 from kafkapy.storage.txn_index import AbortedTxn
 
 if TYPE_CHECKING:
-    from kafkapy.storage.log import AppendResult, FetchData, PartitionLog
+    from kafkapy.storage.log import AppendResult, PartitionLog
+    from kafkapy.storage.log_read import FetchData
     from kafkapy.storage.segment import LogSegment
 
 log = logging.getLogger("kafkapy.storage.txn")
@@ -252,7 +253,8 @@ class TransactionalLog:
         """Apply every producer batch from ``start`` to the log end to the producer state."""
         state = self.producer_state
         for seg in self.segments[self._segment_at(start) :]:
-            _, first_pos = seg.offset_index.lookup(start)
+            # a segment replayed from its start needs no index (nor reads it: storage/segment.py)
+            first_pos = seg.offset_index.lookup(start)[1] if start > seg.base_offset else 0
             try:
                 for pos, h in seg.iter_headers(first_pos):
                     if h.last_offset < start or h.producer_id < 0:

@@ -1,10 +1,20 @@
 """One log segment: ``%020d.log`` holding record batches as appended, with its sparse
 ``.index`` and ``.timeindex``, and its ``.txnindex`` of aborted transactions (created only when
-one is written). Synchronous file I/O; the .log fd stays open for sendfile."""
+one is written). Synchronous file I/O; the .log fd stays open for sendfile (Kafka's LogSegment).
+
+Indexes are loaded lazily, as Kafka's LazyIndex does: a segment opened from disk opens its .log
+only; its offset and time indexes are read (and checked against the log) on first use — a
+lookup, an append, a truncation, or asking for its next offset or largest timestamp — and its
+transaction index is opened on first use. Opening a log of many segments thus reads the indexes
+of the last one only (storage/log_loader.py); ``load`` and ``recover`` are the eager forms.
+An index found corrupt on first use is rebuilt from the log then (``recover``).
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -26,10 +36,22 @@ from kafkapy.storage import faults
 from kafkapy.storage.index import CorruptIndexError, OffsetIndex, TimeIndex
 from kafkapy.storage.txn_index import TransactionIndex
 
+log = logging.getLogger("kafkapy.storage.segment")
+# one lazy load at a time: a log may be read from a worker thread (txn_service reads its log in
+# one) while the event loop uses it, and a half-read index must not be looked up
+_LAZY_LOAD = threading.Lock()
+
 _SCAN_CHUNK = 16384
 _RECOVER_CHUNK = 1 << 20
 _MIN_BATCH_LENGTH = BATCH_HEADER_SIZE - LOG_OVERHEAD
 _INT32_MAX = 2**31 - 1
+
+# suffixes of a segment's files on their way out (Kafka's LogFileUtils): ``.deleted`` waits for
+# file.delete.delay.ms, ``.cleaned`` is being written by the cleaner, ``.swap`` is written
+# completely and replaces the segments it covers (storage/log_loader.py finishes the job)
+DELETED_SUFFIX = ".deleted"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
 
 
 def segment_name(base_offset: int, suffix: str) -> str:
@@ -62,45 +84,120 @@ class LogSegment:
         flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)
         self.fd = os.open(self.log_path, flags, 0o644)
         self.size = os.fstat(self.fd).st_size
-        self.offset_index = OffsetIndex(
+        self._offset_index = OffsetIndex(
             directory / segment_name(base_offset, ".index"), base_offset, segment_index_bytes // 8
         )
-        self.time_index = TimeIndex(
+        self._time_index = TimeIndex(
             directory / segment_name(base_offset, ".timeindex"),
             base_offset,
             segment_index_bytes // 12,
         )
-        self.txn_index = TransactionIndex(
-            directory / segment_name(base_offset, ".txnindex"), base_offset
-        )
+        self._txn_index_path = directory / segment_name(base_offset, ".txnindex")
+        self._txn_index: TransactionIndex | None = None  # opened on first use
         # a new segment's index files are created with its first batch (as Kafka's LazyIndex
         # creates them on first use): a segment holding data always has both
         self._indexes_pending = create
-        self.next_offset = base_offset
-        self.max_timestamp = -1
-        self.offset_of_max_timestamp = base_offset
-        self.first_batch_timestamp: int | None = None
+        # whether the offset and time indexes are in memory (and the four fields below known):
+        # a new segment has nothing to read; one opened from disk reads them on first use
+        self._indexes_loaded = create
+        self._next_offset = base_offset
+        self._max_timestamp = -1
+        self._offset_of_max_timestamp = base_offset
+        self._first_batch_timestamp: int | None = None
+        self._first_batch_timestamp_known = create
         self.created_ms = _now_ms() if now_ms is None else now_ms
         self._bytes_since_index = 0
         self.closed = False
 
+    # ---- lazily loaded state ---------------------------------------------------------------
+
+    @property
+    def indexes_loaded(self) -> bool:
+        """Whether the offset and time indexes have been read (or built) yet."""
+        return self._indexes_loaded
+
+    def _ensure_indexes(self) -> None:
+        """Read the indexes on first use; a corrupt one is rebuilt from the log."""
+        if self._indexes_loaded:
+            return
+        with _LAZY_LOAD:
+            if self._indexes_loaded:
+                return
+            try:
+                self._read_indexes()
+            except (CorruptIndexError, CorruptRecordError) as e:
+                log.warning("rebuilding the indexes of segment=%s error=%s", self.log_path, e)
+                self.recover()
+
+    @property
+    def offset_index(self) -> OffsetIndex:
+        self._ensure_indexes()
+        return self._offset_index
+
+    @property
+    def time_index(self) -> TimeIndex:
+        self._ensure_indexes()
+        return self._time_index
+
+    @property
+    def txn_index(self) -> TransactionIndex:
+        if self._txn_index is None:
+            self._txn_index = TransactionIndex(self._txn_index_path, self.base_offset)
+        return self._txn_index
+
+    @property
+    def next_offset(self) -> int:
+        self._ensure_indexes()
+        return self._next_offset
+
+    @property
+    def max_timestamp(self) -> int:
+        """The largest timestamp of the batches (-1: none)."""
+        self._ensure_indexes()
+        return self._max_timestamp
+
+    @property
+    def offset_of_max_timestamp(self) -> int:
+        self._ensure_indexes()
+        return self._offset_of_max_timestamp
+
+    @property
+    def first_batch_timestamp(self) -> int | None:
+        """The largest timestamp of the first batch (segment.ms counts from it); None: empty."""
+        if not self._first_batch_timestamp_known:
+            self._load_first_timestamp()
+        return self._first_batch_timestamp
+
     # ---- loading -------------------------------------------------------------------------
 
     def indexes_present(self) -> bool:
-        return self.offset_index.path.exists() and self.time_index.path.exists()
+        return self._offset_index.path.exists() and self._time_index.path.exists()
 
-    def load(self) -> None:
-        """Trust the files (clean shutdown): read indexes, find the next offset.
-
-        Raises CorruptIndexError / CorruptRecordError when something needs a recover()."""
+    def sanity_check(self) -> None:
+        """What opening a trusted segment checks without reading its offset and time indexes
+        (Kafka's LogSegment.sanityCheck): both index files present when it holds data, and its
+        transaction index (if any) sane. CorruptIndexError when it needs a recover()."""
         if self.size and not self.indexes_present():
             raise CorruptIndexError(f"{self.log_path}: index files missing")
-        self.offset_index.load()
-        self.time_index.load()
-        self.txn_index.sanity_check()
-        if self.offset_index.keys and self.offset_index.values[-1] >= max(self.size, 1):
-            raise CorruptIndexError(f"{self.offset_index.path}: entry beyond the log end")
-        idx = self.offset_index
+        if self._txn_index is not None or self._txn_index_path.exists():
+            self.txn_index.sanity_check()
+
+    def load(self) -> None:
+        """Trust the files (clean shutdown): read indexes now, find the next offset.
+
+        Raises CorruptIndexError / CorruptRecordError when something needs a recover()."""
+        self.sanity_check()
+        self._read_indexes()
+        self._load_first_timestamp()
+
+    def _read_indexes(self) -> None:
+        """Read the offset and time indexes, check them against the log, find the next offset
+        after the last indexed batch (CorruptIndexError / CorruptRecordError: recover)."""
+        idx, tidx = self._offset_index, self._time_index
+        idx.load()
+        tidx.load()
+        if idx.keys and idx.values[-1] >= max(self.size, 1):
+            raise CorruptIndexError(f"{idx.path}: entry beyond the log end")
         for i in {0, len(idx) - 1} if len(idx) else ():  # the entries point at their batches
             head = os.pread(self.fd, BATCH_HEADER_SIZE, idx.values[i])
             h = parse_batch_header(head) if len(head) == BATCH_HEADER_SIZE else None
@@ -110,29 +207,30 @@ class LogSegment:
         next_offset = self.base_offset
         for _, h in self.iter_headers(pos):
             next_offset = h.next_offset
-        if next_offset == self.base_offset and self.offset_index.keys:
-            raise CorruptIndexError(f"{self.offset_index.path}: entries past the log")
-        self.next_offset = next_offset
-        values = self.time_index.values
+        if next_offset == self.base_offset and idx.keys:
+            raise CorruptIndexError(f"{idx.path}: entries past the log")
+        self._next_offset = next_offset
+        values = tidx.values
         if values and not (self.base_offset <= min(values) and max(values) < next_offset):
-            raise CorruptIndexError(f"{self.time_index.path}: entries outside the segment")
-        self.max_timestamp, self.offset_of_max_timestamp = self.time_index.last_entry()
-        self._load_first_timestamp()
+            raise CorruptIndexError(f"{tidx.path}: entries outside the segment")
+        self._max_timestamp, self._offset_of_max_timestamp = tidx.last_entry()
+        self._indexes_loaded = True  # last: only whole indexes are used without the lock
 
     def _load_first_timestamp(self) -> None:
-        self.first_batch_timestamp = None
+        self._first_batch_timestamp_known = True
+        self._first_batch_timestamp = None
         if self.size >= BATCH_HEADER_SIZE:
-            self.first_batch_timestamp = parse_batch_header(
+            self._first_batch_timestamp = parse_batch_header(
                 os.pread(self.fd, BATCH_HEADER_SIZE, 0)
             ).max_timestamp
 
     def recover(self) -> tuple[int, list[BatchHeader]]:
         """Validate every batch (framing, magic, CRC, offsets), truncate a torn or corrupt tail,
         rebuild both indexes. Returns (bytes truncated, headers of the valid batches)."""
-        self.offset_index.reset()
-        self.time_index.reset()
-        self.max_timestamp = -1
-        self.offset_of_max_timestamp = self.base_offset
+        self._offset_index.reset()
+        self._time_index.reset()
+        self._max_timestamp = -1
+        self._offset_of_max_timestamp = self.base_offset
         self._bytes_since_index = 0
         headers: list[BatchHeader] = []
         pos = 0
@@ -168,24 +266,26 @@ class LogSegment:
         if truncated:
             os.ftruncate(self.fd, valid)
             self.size = valid
-        self.next_offset = expected
+        self._next_offset = expected
+        self._indexes_loaded = True
         self._load_first_timestamp()
         return truncated, headers
 
     # ---- appending -----------------------------------------------------------------------
 
     def _index_batch(self, pos: int, last_offset: int, max_ts: int, size: int) -> None:
-        if max_ts > self.max_timestamp:
-            self.max_timestamp = max_ts
-            self.offset_of_max_timestamp = last_offset
+        if max_ts > self._max_timestamp:
+            self._max_timestamp = max_ts
+            self._offset_of_max_timestamp = last_offset
         if self._bytes_since_index > self.index_interval_bytes:
-            self.offset_index.append(last_offset, pos)
-            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self._offset_index.append(last_offset, pos)
+            self._time_index.maybe_append(self._max_timestamp, self._offset_of_max_timestamp)
             self._bytes_since_index = 0
         self._bytes_since_index += size
 
     def append(self, data: bytes | bytearray | memoryview, batches: Sequence[tuple]) -> None:
         """Append whole batches; ``batches`` holds (last_offset, max_timestamp, size) each."""
+        self._ensure_indexes()
         pos = self.size
         if self._indexes_pending:
             self.create_index_files()
@@ -197,13 +297,13 @@ class LogSegment:
                 chunk = chunk[: faults.writable(self.log_path, len(chunk))]
             written += os.write(self.fd, chunk)
         if self.first_batch_timestamp is None and batches:
-            self.first_batch_timestamp = batches[0][1]
+            self._first_batch_timestamp = batches[0][1]
         for last_offset, max_ts, size in batches:
             self._index_batch(pos, last_offset, max_ts, size)
             pos += size
         self.size = pos
         if batches:
-            self.next_offset = batches[-1][0] + 1
+            self._next_offset = batches[-1][0] + 1
 
     def can_hold(self, last_offset: int) -> bool:
         """Whether ``last_offset`` fits a 4-byte relative offset and the indexes have room."""
@@ -216,8 +316,8 @@ class LogSegment:
     def create_index_files(self) -> None:
         """Create the (empty) index files of a new segment if they are not there yet."""
         if self._indexes_pending:
-            self.offset_index.path.touch()
-            self.time_index.path.touch()
+            self._offset_index.path.touch()
+            self._time_index.path.touch()
             self._indexes_pending = False
 
     def on_become_inactive(self) -> None:
@@ -315,15 +415,16 @@ class LogSegment:
         if faults.ACTIVE:
             faults.check_sync(self.log_path)
         os.fsync(self.fd)
-        self.offset_index.flush()
-        self.time_index.flush()
-        self.txn_index.flush()
+        self._offset_index.flush()  # nothing to sync in an index not read or written yet
+        self._time_index.flush()
+        if self._txn_index is not None:
+            self._txn_index.flush()
 
     def files_to_sync(self) -> list[tuple[int, str]]:
         """Duplicates of the descriptors a flush must fsync, with their paths (the caller
         closes them: storage/flush.py)."""
         out = [(os.dup(self.fd), str(self.log_path))]
-        for index in (self.offset_index, self.time_index):
+        for index in (self._offset_index, self._time_index):
             fd = index.dup_fd()
             if fd is not None:
                 out.append((fd, str(index.path)))
@@ -333,9 +434,10 @@ class LogSegment:
         if self.closed:
             return
         self.closed = True
-        self.offset_index.close()
-        self.time_index.close()
-        self.txn_index.close()
+        self._offset_index.close()
+        self._time_index.close()
+        if self._txn_index is not None:
+            self._txn_index.close()
         os.close(self.fd)
 
     def largest_timestamp(self) -> int:
@@ -352,9 +454,9 @@ class LogSegment:
         out = []
         for p in (
             self.log_path,
-            self.offset_index.path,
-            self.time_index.path,
-            self.txn_index.path,
+            self._offset_index.path,
+            self._time_index.path,
+            self._txn_index_path,
         ):
             target = p.with_name(p.name + suffix)
             try:
@@ -367,6 +469,6 @@ class LogSegment:
     def delete(self) -> None:
         self.close()
         self.log_path.unlink(missing_ok=True)
-        self.offset_index.delete()
-        self.time_index.delete()
-        self.txn_index.delete()
+        self._offset_index.delete()
+        self._time_index.delete()
+        self._txn_index_path.unlink(missing_ok=True)

@@ -53,7 +53,7 @@ from kafkapy.protocol.fetch_request import parse_fetch_request
 from kafkapy.protocol.fetch_response import PartitionResult, TopicResult, encode_fetch_response
 from kafkapy.protocol.wire import DecodeError
 from kafkapy.storage.errors import StorageError
-from kafkapy.storage.log import FileRegion
+from kafkapy.storage.file_region import FileRegion
 
 from ..fetch_sessions import INVALID_SESSION_ID, Incremental, SessionError, StaleEpoch, next_epoch
 from ..registry import api

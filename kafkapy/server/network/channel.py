@@ -29,7 +29,7 @@ import trio
 
 from kafkapy.protocol.framing import FrameReader
 from kafkapy.protocol.wire import INT32
-from kafkapy.storage.log import FileRegion
+from kafkapy.storage.file_region import FileRegion
 
 from .rcvlowat import LowWater
 from .sendfile import send_region

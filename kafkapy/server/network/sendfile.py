@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import trio
 
-from kafkapy.storage.log import FileRegion
+from kafkapy.storage.file_region import FileRegion
 
 
 async def send_region(
