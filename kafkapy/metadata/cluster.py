@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from urllib.parse import quote, unquote
 
 from kafkapy import clock
 from kafkapy.metadata import znodes as zn
@@ -219,6 +220,29 @@ class ClusterMetadata(ClusterTopics):
             zn.BROKER_CONFIG, broker_id, f"brokers/{broker_id}", configs
         )
 
+    # --- group configs (/config/groups/<group>, URL-encoded as Kafka's Sanitizer does) -----------
+
+    def group_configs(self, group: str) -> dict[str, str]:
+        """A group's config overrides (KIP-848 group configs; kafkapy's path, see
+        server/config/group_configs.py)."""
+        got = self._store.get_or_none(zn.CONFIG_ENTITY.path("groups", quote(group, safe="")))
+        return zn.CONFIG_ENTITY.decode(got[0]) if got else {}
+
+    def groups_with_configs(self) -> list[str]:
+        """The groups that have a config entity (ListConfigResources)."""
+        path = zn.CONFIG_ENTITY_TYPE.path("groups")
+        if self._store.exists(path) is None:
+            return []
+        return sorted(unquote(name) for name in self._store.children(path))
+
+    def set_group_configs(self, group: str, configs: Mapping[str, str]) -> int:
+        """Replace a group's config overrides and post a config change notification; returns
+        the config znode's new mzxid."""
+        self._store.ensure_path(zn.CONFIG_ENTITY_TYPE.path("groups"))
+        name = quote(group, safe="")
+        entity = _GroupConfigEntity()
+        return self._set_entity_configs(entity, name, f"groups/{name}", configs)
+
     def _set_entity_configs(
         self, entity: zn.ConfigEntityZNode, key: object, entity_path: str,
         configs: Mapping[str, str],
@@ -237,3 +261,10 @@ class ClusterMetadata(ClusterTopics):
             return results[0].mzxid
         stat = self._store.exists(entity.path(key))  # created: its creation is our write
         return stat.czxid if stat is not None else -1
+
+
+class _GroupConfigEntity(zn.ConfigEntityZNode):
+    """/config/groups/<group>: a group's config overrides (kafkapy's path; Kafka in ZooKeeper
+    mode had no group configs)."""
+
+    TEMPLATE = "/config/groups/{group}"

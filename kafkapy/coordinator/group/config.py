@@ -3,7 +3,7 @@ and counts), one plain object every part of the coordinator reads."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(slots=True)
@@ -22,3 +22,17 @@ class CoordinatorConfig:
     consumer_assignors: tuple[str, ...] = ("uniform", "range")
     consumer_max_size: int = 2**31 - 1
     consumer_migration_policy: str = "bidirectional"  # disabled, upgrade, downgrade
+    # per group: its GROUP config overrides kafkapy applies (consumer.session.timeout.ms,
+    # consumer.heartbeat.interval.ms), set through IncrementalAlterConfigs
+    group_overrides: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def session_timeout_ms(self, group_id: str) -> int:
+        """A consumer group member's session timeout: the group's config, else the broker's."""
+        got = self.group_overrides.get(group_id, {})
+        return got.get("consumer.session.timeout.ms", self.consumer_session_timeout_ms)
+
+    def heartbeat_interval_ms(self, group_id: str) -> int:
+        """The heartbeat interval a consumer group member is told: the group's config, else the
+        broker's."""
+        got = self.group_overrides.get(group_id, {})
+        return got.get("consumer.heartbeat.interval.ms", self.consumer_heartbeat_interval_ms)

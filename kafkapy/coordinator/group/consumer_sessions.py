@@ -44,10 +44,11 @@ class ConsumerSessions:
     def schedule_session(
         self, gid: str, mid: str, now_ms: int, timeout_ms: int | None = None
     ) -> None:
-        """(Re)start a member's session: group.consumer.session.timeout.ms, or ``timeout_ms``
+        """(Re)start a member's session: the group's consumer.session.timeout.ms (its group config,
+        else the broker's group.consumer.session.timeout.ms), or ``timeout_ms``
         (a classic member's own session timeout)."""
         timeout = (
-            self.state.config.consumer_session_timeout_ms if timeout_ms is None else timeout_ms
+            self.state.config.session_timeout_ms(gid) if timeout_ms is None else timeout_ms
         )
         self.state.timers.schedule(
             ("consumer-session", gid, mid),

@@ -298,7 +298,7 @@ class ConsumerGroupHeartbeat:
             E.none,
             member_id=reconciled.member_id,
             member_epoch=reconciled.member_epoch,
-            heartbeat_interval_ms=cfg.consumer_heartbeat_interval_ms,
+            heartbeat_interval_ms=cfg.heartbeat_interval_ms(gid),
             assignment=reconciled.assigned if (full or changed) else None,
         )
 

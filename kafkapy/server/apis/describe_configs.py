@@ -1,17 +1,18 @@
-"""DescribeConfigs (key 32), versions 1-4.
+"""DescribeConfigs (key 32), versions 1-4, as Apache Kafka 4.4 answers it.
 
-Topic resources (type 2) report every topic-level config with its effective value, Kafka's source
-(topic override, dynamic broker config, dynamic cluster default, static broker config, default),
-and with include_synonyms the chain of synonyms from most to least specific; v3+ adds the config
-type. Broker resources (type 4) report the broker's dynamic configs (DYNAMIC_BROKER_CONFIG,
-DYNAMIC_DEFAULT_BROKER_CONFIG), those set in server.properties (STATIC_BROKER_CONFIG) and the
-topic-config synonyms' defaults; as Kafka, the value of a password config (``sasl.jaas.config``,
-key store passwords) or of a custom config is hidden (null, is_sensitive), and the configs Kafka
-does not reconfigure at run time are read-only. Unknown topics get UNKNOWN_TOPIC_OR_PARTITION,
-another broker's id or a malformed one INVALID_REQUEST, other resource types INVALID_REQUEST.
+What each resource reports comes from server/config/config_descriptions.py: a topic (type 2)
+every topic-level config with its effective value, Kafka's source and, with include_synonyms,
+its synonyms from most to least specific; a broker (type 4, its id) every broker config 4.4
+defines and every other key it was given, with types, read-only flags, synonyms [static, default]
+and hidden passwords and custom configs; the cluster-wide defaults (broker resource "") only what
+is set there; a group (type 32, server/config/group_configs.py) its 21 group configs, overridden
+(GROUP_CONFIG) or from the broker's group.* configs. v3+ adds the config type. Unknown topics get
+UNKNOWN_TOPIC_OR_PARTITION, another broker's id or a malformed one INVALID_REQUEST, a group
+without a name INVALID_REQUEST "Group name must not be empty", other resource types
+INVALID_REQUEST.
 
-Authorization: DESCRIBE_CONFIGS on the cluster for broker resources (CLUSTER_AUTHORIZATION_FAILED)
-or on the topic (TOPIC_AUTHORIZATION_FAILED).
+Authorization: DESCRIBE_CONFIGS on the cluster for broker resources (CLUSTER_AUTHORIZATION_FAILED),
+on the topic (TOPIC_AUTHORIZATION_FAILED) or on the group (GROUP_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -20,20 +21,16 @@ from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
-from ..config import dynamic_broker_configs as dynamic_configs
+from ..config.config_descriptions import Row, broker_rows, cluster_default_rows, topic_rows
 from ..config.config_docs import TOPIC_CONFIG_DOCS
-from ..config.log_configs import (
-    CLEANER_CONFIGS,
-    TOPIC_CONFIGS,
-    broker_layers,
-    effective_topic_config,
-)
+from ..config.group_configs import describe_rows as group_describe_rows
+from ..config.log_configs import broker_layers
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE_CONFIGS, config_resource_error
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, GROUP = 2, 4, 32
 
 CONFIG_SOURCES = {
     "UNKNOWN": 0,
@@ -42,6 +39,12 @@ CONFIG_SOURCES = {
     "DYNAMIC_DEFAULT_BROKER_CONFIG": 3,
     "STATIC_BROKER_CONFIG": 4,
     "DEFAULT_CONFIG": 5,
+    "GROUP_CONFIG": 8,
+}
+DENIED_MESSAGES = {
+    ErrorCode.topic_authorization_failed: "Topic authorization failed.",
+    ErrorCode.cluster_authorization_failed: "Cluster authorization failed.",
+    ErrorCode.group_authorization_failed: "Group authorization failed.",
 }
 CONFIG_TYPES = {
     "BOOLEAN": 1,
@@ -58,29 +61,18 @@ CONFIG_TYPES = {
 
 def topic_config_entries(broker, overrides):
     """(name, value, source, synonyms, type) for every topic config, sorted by name."""
-    eff = effective_topic_config(broker_layers(broker), overrides)
-    return [
-        (name, value, source, synonyms, TOPIC_CONFIGS[name].type)
-        for name, (value, source, synonyms) in sorted(eff.items())
-    ]
+    return [row[:5] for row in topic_rows(broker, overrides)]
 
 
-def _entries(R, rows, keys, include_synonyms, include_docs=False, broker=False):
-    """Topic rows, or with ``broker`` broker rows: a password or custom config's value hidden
-    (is_sensitive), configs Kafka does not reconfigure read-only."""
+def _entries(R, rows, keys, include_synonyms, include_docs=False):
+    """DescribeConfigsResourceResult entries of rows (config_descriptions.Row)."""
     out = []
-    for name, value, source, synonyms, type_ in rows:
+    for name, value, source, synonyms, type_, read_only, sensitive in rows:
         if keys is not None and name not in keys:
             continue
-        hidden = broker and dynamic_configs.is_sensitive(name)
         syn = (
             tuple(
-                build(
-                    R.DescribeConfigsSynonym,
-                    name=n,
-                    value=None if hidden else v,
-                    source=CONFIG_SOURCES[s],
-                )
+                build(R.DescribeConfigsSynonym, name=n, value=v, source=CONFIG_SOURCES[s])
                 for n, v, s in synonyms
             )
             if include_synonyms
@@ -90,47 +82,41 @@ def _entries(R, rows, keys, include_synonyms, include_docs=False, broker=False):
             build(
                 R.DescribeConfigsResourceResult,
                 name=name,
-                value=None if hidden else value,
-                read_only=broker and not dynamic_configs.is_dynamic(name),
+                value=value,
+                read_only=read_only,
                 config_source=CONFIG_SOURCES[source],
-                is_sensitive=hidden,
+                is_sensitive=sensitive,
                 synonyms=syn,
-                config_type=CONFIG_TYPES.get(type_, 0),
+                config_type=CONFIG_TYPES.get(type_ or "", 0),
                 documentation=TOPIC_CONFIG_DOCS.get(name) if include_docs else None,
             )
         )
     return tuple(out)
 
 
-def _broker_rows(broker):
-    layers = broker_layers(broker)
-    defaults = {
-        d.synonyms[0]: (d.default, d.type)
-        for d in TOPIC_CONFIGS.values()
-        if d.synonyms and d.default is not None
-    }
-    defaults.update({k: (v[2], v[0]) for k, v in CLEANER_CONFIGS.items()})
-    rows = []
-    keys = set(layers.dynamic) | set(layers.dynamic_default) | set(layers.static)
-    for key in keys:
-        synonyms = [
-            (key, layer[key], source)
-            for layer, source in (
-                (layers.dynamic, "DYNAMIC_BROKER_CONFIG"),
-                (layers.dynamic_default, "DYNAMIC_DEFAULT_BROKER_CONFIG"),
-                (layers.static, "STATIC_BROKER_CONFIG"),
+def _rows(broker: Any, resource_type: int, name: str) -> tuple[ErrorCode, str, list[Row]]:
+    """The rows of one resource, or the error (code, message) Kafka 4.4 answers."""
+    if resource_type == TOPIC:
+        info = broker.topics.get(name)
+        if info is None:  # Apache Kafka 4.4 says no more than the code
+            return ErrorCode.unknown_topic_or_partition, "", []
+        return ErrorCode.none, "", topic_rows(broker, info.configs)
+    if resource_type == BROKER:
+        if name == "":
+            return ErrorCode.none, "", cluster_default_rows(broker)
+        if name != str(broker.broker_id):
+            message = (
+                f"Unexpected broker id, expected {broker.broker_id} or empty string, "
+                f"but received {name}"
             )
-            if key in layer
-        ]
-        if key in defaults:
-            synonyms.append((key, defaults[key][0], "DEFAULT_CONFIG"))
-        value, source = synonyms[0][1], synonyms[0][2]
-        type_ = dynamic_configs.config_type(key) or defaults.get(key, (None, "STRING"))[1]
-        rows.append((key, value, source, synonyms, type_))
-    for key, (default, type_) in defaults.items():
-        if key not in keys:
-            rows.append((key, default, "DEFAULT_CONFIG", [(key, default, "DEFAULT_CONFIG")], type_))
-    return sorted(rows)
+            return ErrorCode.invalid_request, message, []
+        return ErrorCode.none, "", broker_rows(broker)
+    if resource_type == GROUP:
+        if not name:
+            return ErrorCode.invalid_request, "Group name must not be empty", []
+        overrides = broker.cluster.group_configs(name)
+        return ErrorCode.none, "", group_describe_rows(overrides, broker_layers(broker).merged())
+    return ErrorCode.invalid_request, f"Unsupported resource type {resource_type}", []
 
 
 @api("DescribeConfigs")
@@ -145,42 +131,11 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         denied = config_resource_error(ctx, DESCRIBE_CONFIGS, res.resource_type, res.resource_name)
         if denied is not None:
             error = denied
-            message = (
-                "Topic authorization failed."
-                if denied == ErrorCode.topic_authorization_failed
-                else "Cluster authorization failed."
-            )
-        elif res.resource_type == TOPIC:
-            info = broker.topics.get(res.resource_name)
-            if info is None:  # Apache Kafka 4.4 says no more than the code
-                error, message = ErrorCode.unknown_topic_or_partition, ""
-            else:
-                rows = topic_config_entries(broker, info.configs)
-                configs = _entries(
-                    R,
-                    rows,
-                    keys,
-                    request.include_synonyms,
-                    getattr(request, "include_documentation", False),
-                )
-        elif res.resource_type == BROKER:
-            if res.resource_name not in ("", str(broker.broker_id)):
-                error, message = (
-                    ErrorCode.invalid_request,
-                    (
-                        f"Unexpected broker id, expected {broker.broker_id} or empty string, "
-                        f"but received {res.resource_name}"
-                    ),
-                )
-            else:
-                configs = _entries(
-                    R, _broker_rows(broker), keys, request.include_synonyms, broker=True
-                )
+            message = DENIED_MESSAGES[denied]
         else:
-            error, message = (
-                ErrorCode.invalid_request,
-                (f"Unsupported resource type {res.resource_type}"),
-            )
+            error, message, rows = _rows(broker, res.resource_type, res.resource_name)
+            docs = getattr(request, "include_documentation", False)
+            configs = _entries(R, rows, keys, request.include_synonyms, docs)
         results.append(
             build(
                 R.DescribeConfigsResult,

@@ -66,10 +66,11 @@ def parse_properties(text: str) -> dict[str, str]:
 
 
 def _check_log_synonyms(props: Mapping[str, str]) -> None:
-    """Validate the broker-level synonyms of topic configs (log.message.format.version,
-    log.local.retention.ms, ...) that OPTIONS does not parse, as Kafka does at start; say once
-    which ones are accepted but not applied."""
-    from .log_configs import SYNONYM_OF, TOPIC_CONFIGS, validate_broker_value
+    """Validate the broker-level synonyms of topic configs (log.local.retention.ms, ...) that
+    OPTIONS does not parse, as Kafka does at start; then say, in one line, which of the given
+    configs kafkapy accepts without acting on them."""
+    from .config_support import warn_not_implemented
+    from .log_configs import SYNONYM_OF, validate_broker_value
 
     for key, value in props.items():
         if key not in SYNONYM_OF or key in OPTIONS or key in SPECIAL_KEYS:
@@ -77,11 +78,7 @@ def _check_log_synonyms(props: Mapping[str, str]) -> None:
         msg = validate_broker_value(key, value)
         if msg is not None:
             raise ConfigError(msg)
-        why = TOPIC_CONFIGS[SYNONYM_OF[key]].not_applied
-        if why:
-            log.warning(
-                "broker config accepted, not applied config=%s value=%s reason=%r", key, value, why
-            )
+    warn_not_implemented(props)
 
 
 @dataclass(frozen=True)

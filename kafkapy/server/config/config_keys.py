@@ -1,8 +1,9 @@
 """Which broker config keys kafkapy knows (sans-io): :data:`OPTIONS` maps each key read as is
 to its BrokerConfig field and value parser; :data:`SPECIAL_KEYS` are resolved by hand
 (precedence rules, aliases); :data:`KNOWN_UNUSED_KEYS` and :data:`KNOWN_PREFIXES` are Kafka's
-other documented keys, accepted silently. :func:`is_known_key` tells the rest apart (the broker
-warns about them once each)."""
+other documented keys (3.x's among them), accepted silently; so is every broker config of Kafka
+4.4's definition table (server/config/config_definitions.py). :func:`is_known_key` tells the rest
+apart (the broker warns about them once each)."""
 
 from __future__ import annotations
 
@@ -275,9 +276,16 @@ KNOWN_PREFIXES = (
 )
 
 
+def _in_44_table(key: str) -> bool:
+    from .config_definitions import definitions
+
+    return key in definitions("broker")
+
+
 def is_known_key(key: str) -> bool:
     return (
-        key in OPTIONS
+        _in_44_table(key)
+        or key in OPTIONS
         or key in SPECIAL_KEYS
         or key in KNOWN_UNUSED_KEYS
         or key.startswith(KNOWN_PREFIXES)
@@ -286,4 +294,4 @@ def is_known_key(key: str) -> bool:
 
 def is_broker_config_name(key: str) -> bool:
     """Whether ``key`` is one of Kafka's broker config names (not a prefixed or custom key)."""
-    return key in OPTIONS or key in SPECIAL_KEYS or key in KNOWN_UNUSED_KEYS
+    return _in_44_table(key) or key in OPTIONS or key in SPECIAL_KEYS or key in KNOWN_UNUSED_KEYS

@@ -11,6 +11,8 @@ notification at startup) that applies each changed entity:
   (segment.bytes, retention.ms, cleanup.policy, ... take effect at once, on leaders and followers);
 * ``brokers/<default>``: the cluster-wide dynamic defaults, on every broker; ``brokers/<id>``: that
   broker's dynamic configs, on that broker only; either reconfigures every open log;
+* ``groups/<group>``: the group's configs (KIP-848 group configs), handed to the group
+  coordinator (session timeout and heartbeat interval of the group's members);
 * ``users/<user>``: the user's SCRAM credentials replace those in the broker's credential cache
   (server/security/scram_cache.py), so SASL/SCRAM logins on every broker use the new password at
   once;
@@ -33,7 +35,7 @@ from kafkapy.metadata.client_quotas import desanitize
 from kafkapy.metadata.config_notifications import ConfigChange, ConfigChangeFeed
 
 from .change_listener import ChangeListener
-from .config_changes import apply_broker_configs
+from .config_changes import apply_broker_configs, apply_group_configs
 
 if TYPE_CHECKING:
     from ..broker import Broker
@@ -65,6 +67,8 @@ class ConfigChangeListener(ChangeListener):
             taken = apply_broker_configs(b, name, change.configs, change.zxid)
             if taken and before != (b.dynamic_configs, b.dynamic_default_configs):
                 log.info("dynamic broker configs of %s are now %s", name, change.configs)
+        elif kind == "groups":  # a group's configs (KIP-848), for the group coordinator
+            taken = apply_group_configs(self.broker, desanitize(name), change.configs, change.zxid)
         elif kind == "users" and "/" not in name and name != DEFAULT_ENTITY:
             # the user's SCRAM credentials, and its client quotas
             taken = self.broker.scram_credentials.update(desanitize(name), change.configs)

@@ -1,13 +1,12 @@
-"""Kafka 3.9's dynamic broker configs: what AlterConfigs may change on a broker at run time, how
+"""Kafka 4.4's dynamic broker configs: what AlterConfigs may change on a broker at run time, how
 the values are checked, and which of them kafkapy acts on.
 
-The set is Kafka's DynamicBrokerConfig.AllDynamicConfigs plus the broker quota configs: the
-topic-config synonyms and the log cleaner's settings (server/config/log_configs.py), the connection
-limits (server/config/connection_limit_configs.py), the listener, SSL and SASL settings, the thread
-counts, ``metric.reporters``, ``producer.id.expiration.ms``,
-``transaction.partition.verification.enable``, the remote log manager's rates and the replication
-throttles. A broker config change is checked as Kafka checks it (DynamicBrokerConfig.
-validateConfigs, then the reconfigurables' own checks), first failure wins:
+Which configs are dynamic, and per broker or cluster-wide, comes from the definition table
+(server/config/config_definitions.py: Kafka 4.4's DynamicBrokerConfig); the types, defaults and
+kafkapy's handling of those beyond the log, cleaner and connection-limit ones are below (the
+listener, SSL and SASL settings, thread counts, ``metric.reporters``, the producer state,
+remote storage and replication throttles). A broker config change is checked as Kafka checks it
+(DynamicBrokerConfig.validateConfigs, then the reconfigurables' own checks), first failure wins:
 
 1. a Kafka broker config outside the set: "Cannot update these configs dynamically";
    a name Kafka does not define is a custom config, accepted and stored as Kafka does;
@@ -25,11 +24,9 @@ listeners at start; password configs (``sasl.jaas.config``, key store passwords)
 Kafka refuses them without ``password.encoder.secret`` (kafkapy never stores them encoded).
 
 What kafkapy applies at once: the log and cleaner configs and the connection limits. Everything
-else in the set is stored, reported by DescribeConfigs and not acted on (kafkapy has no thread
-pools, Kerberos, metrics reporters, tiered storage or replication throttling, and builds its
-listeners' TLS and SASL settings from server.properties at start); a warning says so when one is
-set. DescribeConfigs hides the values of password configs and of custom ones (Kafka reports a
-config whose type it does not know as sensitive).
+else in the set is stored, described and not acted on (no thread pools, Kerberos, metrics
+reporters, tiered storage or replication throttling; listeners' TLS and SASL settings are built
+at start); a warning says so when one is set. Password and custom configs' values are hidden.
 """
 
 from __future__ import annotations
@@ -39,7 +36,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .config_keys import is_broker_config_name, is_known_key
+from .config_definitions import broker_type, definitions
+from .config_keys import is_broker_config_name
 from .connection_limit_configs import is_connection_config, validate_connection_config
 from .log_configs import CLEANER_CONFIGS, DYNAMIC_BROKER_KEYS, SYNONYM_OF, BrokerLayers
 from .log_configs import validate_broker_value as validate_log_value
@@ -281,7 +279,11 @@ def base_name(name: str) -> str:
 
 
 def is_dynamic(name: str) -> bool:
-    """Whether Kafka lets AlterConfigs change this exact broker config (the unprefixed name)."""
+    """Whether Kafka 4.4 lets AlterConfigs change this exact broker config (the unprefixed
+    name): its update mode in the definition table, else kafkapy's own list."""
+    d = definitions("broker").get(name)
+    if d is not None:
+        return d.dynamic
     return (
         name in DYNAMIC_CONFIGS
         or name in DYNAMIC_BROKER_KEYS
@@ -293,6 +295,9 @@ def is_dynamic(name: str) -> bool:
 def config_type(name: str) -> str | None:
     """Kafka's type of a broker config (listener prefix and SASL mechanism prefix stripped),
     None when Kafka does not define it."""
+    known = broker_type(name)
+    if known is not None:
+        return known
     base = base_name(name)
     if base in DYNAMIC_CONFIGS:
         return DYNAMIC_CONFIGS[base].type
@@ -308,10 +313,7 @@ def config_type(name: str) -> str | None:
 def is_sensitive(name: str) -> bool:
     """DescribeConfigs hides the value (Kafka's KafkaConfig.maybeSensitive: a password, or a
     config whose type is unknown, such as a custom one)."""
-    if config_type(name) == "PASSWORD":
-        return True
-    base = base_name(name)
-    return not (is_known_key(base) or is_dynamic(base))
+    return config_type(name) in (None, "PASSWORD")
 
 
 def _parse(d: DynamicConfig, name: str, value: str) -> str | None:

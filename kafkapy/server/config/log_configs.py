@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from kafkapy.storage.config import LogConfig
 
+from .config_definitions import definitions
 from .topic_configs import (  # validate_topic_configs: also imported from here by callers
     LONG_MAX,
     TOPIC_CONFIGS,
@@ -53,10 +54,12 @@ CLEANER_CONFIGS: dict[str, tuple[str, float, str]] = {
     "log.cleaner.io.max.bytes.per.second": ("DOUBLE", 0, "1.7976931348623157E308"),
     "log.cleaner.backoff.ms": ("LONG", 0, "15000"),
 }
-# message.format.version is not reconfigurable (Kafka's DynamicLogConfig.NonReconfigrableLogConfigs)
-DYNAMIC_BROKER_KEYS = (frozenset(SYNONYM_OF) | frozenset(CLEANER_CONFIGS)) - {
-    "log.message.format.version"
-}
+# the topic-config synonyms Kafka 4.4 reconfigures at run time (DynamicLogConfig), and the cleaner's
+DYNAMIC_BROKER_KEYS = frozenset(
+    name
+    for name in (*SYNONYM_OF, *CLEANER_CONFIGS)
+    if name in definitions("broker") and definitions("broker")[name].dynamic
+)
 
 
 def validate_broker_value(name: str, value: str) -> str | None:
@@ -100,6 +103,10 @@ class BrokerLayers:
                 return layer[key]
         return None
 
+    def merged(self) -> dict[str, str]:
+        """Every given config, the most specific layer's value winning."""
+        return {**self.static, **self.dynamic_default, **self.dynamic}
+
     def source(self, key: str) -> str | None:
         if key in self.dynamic:
             return "DYNAMIC_BROKER_CONFIG"
@@ -118,6 +125,32 @@ def broker_layers(broker) -> BrokerLayers:
     )
 
 
+def broker_config_synonyms(
+    layers: BrokerLayers, name: str, sensitive: bool = False
+) -> list[tuple[str, str | None, str]]:
+    """Kafka's ConfigHelper.configSynonyms of a broker config: (name, value, source) of each of
+    its broker synonyms set in each layer (dynamic, dynamic default, static, then the defaults),
+    dropping those before the config itself (log.retention.hours's default is no synonym of
+    log.retention.ms)."""
+    d = definitions("broker").get(name)
+    names = d.synonyms if d is not None and d.synonyms else (name,)
+    defaults = {n: x.default for n in names if (x := definitions("broker").get(n)) is not None}
+    found: list[tuple[str, str | None, str]] = []
+    for layer, source in (
+        (layers.dynamic, "DYNAMIC_BROKER_CONFIG"),
+        (layers.dynamic_default, "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+        (layers.static, "STATIC_BROKER_CONFIG"),
+        (defaults, "DEFAULT_CONFIG"),
+    ):
+        for n in names:
+            value = layer.get(n)
+            if value is not None:
+                found.append((n, None if sensitive else value, source))
+    while found and found[0][0] != name:
+        found.pop(0)
+    return found
+
+
 def _as_layers(broker_props) -> BrokerLayers:
     if isinstance(broker_props, BrokerLayers):
         return broker_props
@@ -126,12 +159,14 @@ def _as_layers(broker_props) -> BrokerLayers:
 
 def effective_topic_config(
     broker_props: Mapping[str, str] | BrokerLayers, overrides: Mapping[str, str]
-) -> dict[str, tuple[str | None, str, list[tuple[str, str, str]]]]:
+) -> dict[str, tuple[str | None, str, list[tuple[str, str | None, str]]]]:
     """For every topic config: (value, source, synonyms) where source is Kafka's config source name
     (DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
     STATIC_BROKER_CONFIG, DEFAULT_CONFIG) and synonyms are (name, value, source) from most to
     least specific (Kafka's order: every dynamic broker synonym, then the dynamic defaults, then
-    server.properties, then the default)."""
+    server.properties, then the default, of the first broker synonym's synonyms, from that
+    synonym on: Kafka's ConfigHelper.configSynonyms). The source is the first synonym's, else
+    DEFAULT_CONFIG."""
     layers = _as_layers(broker_props)
     sources = (
         (layers.dynamic, "DYNAMIC_BROKER_CONFIG"),
@@ -140,30 +175,25 @@ def effective_topic_config(
     )
     out = {}
     for name, d in TOPIC_CONFIGS.items():
-        synonyms: list[tuple[str, str, str]] = []
+        synonyms: list[tuple[str, str | None, str]] = []
         if name in overrides:
             synonyms.append((name, overrides[name], "DYNAMIC_TOPIC_CONFIG"))
-        for layer, source in sources:
-            for syn in d.synonyms:
-                raw = layer.get(syn)
-                if raw is not None:
-                    synonyms.append((syn, raw, source))
-        if d.default is not None and d.synonyms:  # no server default: no default synonym
-            synonyms.append((d.synonyms[0], d.default, "DEFAULT_CONFIG"))
+        if d.synonyms:
+            synonyms += broker_config_synonyms(layers, d.synonyms[0])
         if name in overrides:
-            value, source = overrides[name], "DYNAMIC_TOPIC_CONFIG"
+            value: str | None = overrides[name]
         else:
-            value, source = d.default, "DEFAULT_CONFIG"
+            value = d.default
             found = False
-            for layer, layer_source in sources:
+            for layer, _ in sources:
                 for syn in d.synonyms:
                     bv = broker_synonym_value(layer, syn)
                     if bv is not None:
-                        value, source = bv, layer_source
-                        found = True
+                        value, found = bv, True
                         break
                 if found:
                     break
+        source = synonyms[0][2] if synonyms else "DEFAULT_CONFIG"
         out[name] = (value, source, synonyms)
     return out
 
@@ -174,12 +204,8 @@ def _policy(value: str | None) -> tuple[str, ...]:
 
 
 def _timestamp_bound(eff: Mapping[str, str | None], side: str) -> int:
-    """message.timestamp.<side>.max.ms, or the deprecated message.timestamp.difference.max.ms
-    where the former is left at Long.MAX_VALUE (Kafka 3.9's transition rule)."""
-    value = int(eff[f"message.timestamp.{side}.max.ms"] or LONG_MAX)
-    if value != LONG_MAX:
-        return value
-    return int(eff["message.timestamp.difference.max.ms"] or LONG_MAX)
+    """message.timestamp.<side>.max.ms."""
+    return int(eff[f"message.timestamp.{side}.max.ms"] or LONG_MAX)
 
 
 def log_config_for(

@@ -1,25 +1,27 @@
-"""Kafka 3.9's topic-level configs: type, default, broker synonyms and validation (pure data and
+"""Kafka 4.4's topic-level configs: type, default, broker synonyms and validation (pure data and
 functions; layering and application live in server/config/log_configs.py).
 
-The table holds every config of Kafka 3.9's LogConfig, including the deprecated ones current tools
-still send (librdkafka's admin tests alter ``message.format.version``; kafka-reassign-partitions
-sets the replication throttles). As Kafka 3.9 in ZooKeeper mode does, each is validated, stored and
-described with its default and broker synonyms; the ones kafkapy has no machinery for are
-accepted and not applied, and a warning says so when one is set (``not_applied``):
+Names, types, defaults, valid values and synonyms come from the definition table
+(server/config/config_definitions.py, checked against the 4.4 jars). The 3.x configs Kafka 4.0
+removed (``message.format.version``, ``message.downconversion.enable``,
+``message.timestamp.difference.max.ms``) are unknown, refused as 4.4 refuses them ("Unknown topic
+config name"). Each config is validated, stored and described as Kafka 4.4 does; the ones kafkapy
+has no machinery for are accepted and not applied, and a warning says so when one is set
+(``not_applied``):
 
-* ``message.format.version`` (deprecated): batches are always written in message format v2;
-* ``message.downconversion.enable``: only Fetch v4+ is served, so nothing is ever down-converted;
 * ``leader.replication.throttled.replicas``, ``follower.replication.throttled.replicas``:
   replication is not throttled;
 * ``compression.gzip.level``, ``compression.lz4.level``, ``compression.zstd.level``: batches the
-  broker recompresses use each codec's default level.
+  broker recompresses use each codec's default level;
+* ``errors.deadletterqueue.group.enable``: kafkapy has no share groups and no dead-letter queue;
+* ``max.decompressed.message.bytes``: batches are not bounded by their decompressed size;
+* ``remote.copy.lag.bytes``, ``remote.copy.lag.ms`` and ``local.retention.*``: kafkapy has no
+  tiered storage (nor ``remote.log.copy.disable`` and ``remote.log.delete.on.disable``), and
+  ``remote.storage.enable`` may only be false, as on a 4.4 broker without tiered storage.
 
-``message.timestamp.difference.max.ms`` (deprecated) is applied as Kafka 3.9 applies it: it bounds
-timestamps on a side whose before/after setting is left at Long.MAX_VALUE. The tiered-storage
-configs validate as in a ZooKeeper-mode cluster without remote storage: ``remote.storage.enable``,
-``remote.log.copy.disable`` and ``remote.log.delete.on.disable`` may only be false, and
-``local.retention.*`` are stored without effect (as they have none in Kafka without tiered
-storage).
+One rule is looser than 4.4's: ``segment.bytes`` may be as small as 14 bytes (Kafka 3.x's
+minimum; 4.4 asks for 1 MiB and keeps smaller segments to its internal ``internal.segment.bytes``),
+because small segments are how kafkapy's own tests and users exercise rolling and retention.
 """
 
 from __future__ import annotations
@@ -29,9 +31,16 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from .config_definitions import definitions
+
 log = logging.getLogger("kafkapy.configs")
 
 LONG_MAX = 9223372036854775807
+# topic configs Kafka 3.x had and 4.0 removed: unknown to 4.4
+REMOVED_TOPIC_CONFIGS = frozenset(
+    {"message.format.version", "message.downconversion.enable",
+     "message.timestamp.difference.max.ms"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,37 +57,6 @@ class TopicConfigDef:
     # a further rule on a well-typed value: (name, value) -> Kafka's error message, or None
     check: Callable[[str, str], str | None] | None = None
     not_applied: str | None = None  # accepted and stored but not acted on by kafkapy: why
-
-
-def _d(
-    name, type_, default, synonyms, minimum=None, choices=None, maximum=None, **rules
-) -> TopicConfigDef:
-    return TopicConfigDef(name, type_, default, tuple(synonyms), minimum, choices, maximum, **rules)
-
-
-# Kafka 3.9's MetadataVersion strings (release-IVn, and the bare release for production ones).
-_RELEASES_0 = ["0.8.0", "0.8.1", "0.8.2", "0.9.0"]
-_IVS = {
-    "0.10.0": 2, "0.10.1": 3, "0.10.2": 1, "0.11.0": 3, "1.0": 1, "1.1": 1, "2.0": 2, "2.1": 3,
-    "2.2": 2, "2.3": 2, "2.4": 2, "2.5": 1, "2.6": 1, "2.7": 3, "2.8": 2, "3.0": 2, "3.1": 1,
-    "3.2": 1, "3.3": 4, "3.4": 1, "3.5": 3, "3.6": 3, "3.7": 5, "3.8": 1, "3.9": 1, "4.0": 2,
-}  # fmt: skip
-METADATA_VERSIONS = frozenset(
-    _RELEASES_0
-    + [f"{release}-IV{i}" for release, n in _IVS.items() for i in range(n)]
-    + [release for release in _IVS if release != "4.0"]  # 4.0 is not production in 3.9
-)
-
-
-def _metadata_version(name: str, value: str) -> str | None:
-    """Kafka's MetadataVersion.fromVersionString: 3 dotted parts for 0.x, 2 after (the rest of a
-    longer string is ignored: 2.8.1 is 2.8)."""
-    parts = value.split(".")
-    keep = 3 if value.startswith("0.") else 2
-    key = value if keep >= len(parts) else ".".join(parts[:keep])
-    if key in METADATA_VERSIONS:
-        return None
-    return f"Invalid value {value} for configuration {name}: Version {value} is not a valid version"
 
 
 def _gzip_level(name: str, value: str) -> str | None:
@@ -113,160 +91,67 @@ _remote_storage = _only_false(
     "Tiered Storage functionality is disabled in the broker. Topic cannot be configured "
     "with remote log storage."
 )
-_remote_log_zk = _only_false(
-    "It is invalid to set `remote.log.delete.on.disable` or `remote.log.copy.disable` "
-    "under Zookeeper's mode."
-)
-
 
 NO_THROTTLING = "replication is not throttled"
 DEFAULT_LEVEL = "batches the broker recompresses use the codec's default level"
+NO_TIERED_STORAGE = "kafkapy has no tiered storage"
 
-
-TOPIC_CONFIGS: dict[str, TopicConfigDef] = {
-    d.name: d
-    for d in [
-        _d(
-            "cleanup.policy",
-            "LIST",
-            "delete",
-            ["log.cleanup.policy"],
-            choices=("compact", "delete"),  # in Kafka's order, as its error message lists them
-        ),
-        _d(
-            "compression.type",
-            "STRING",
-            "producer",
-            ["compression.type"],
-            choices=("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
-        ),
-        _d(
-            "compression.gzip.level",
-            "INT",
-            "-1",
-            ["compression.gzip.level"],
-            check=_gzip_level,
-            not_applied=DEFAULT_LEVEL,
-        ),
-        _d(
-            "compression.lz4.level",
-            "INT",
-            "9",
-            ["compression.lz4.level"],
-            1,
-            maximum=17,
-            not_applied=DEFAULT_LEVEL,
-        ),
-        _d(
-            "compression.zstd.level",
-            "INT",
-            "3",
-            ["compression.zstd.level"],
-            -131072,
-            maximum=22,
-            not_applied=DEFAULT_LEVEL,
-        ),
-        _d("delete.retention.ms", "LONG", "86400000", ["log.cleaner.delete.retention.ms"], 0),
-        _d("file.delete.delay.ms", "LONG", "60000", ["log.segment.delete.delay.ms"], 0),
-        _d("flush.messages", "LONG", str(LONG_MAX), ["log.flush.interval.messages"], 1),
-        _d("flush.ms", "LONG", str(LONG_MAX), ["log.flush.interval.ms"], 0),
-        _d(
-            "follower.replication.throttled.replicas",
-            "LIST",
-            "",
-            [],
-            check=_throttled_replicas,
-            not_applied=NO_THROTTLING,
-        ),
-        _d("index.interval.bytes", "INT", "4096", ["log.index.interval.bytes"], 0),
-        _d(
-            "leader.replication.throttled.replicas",
-            "LIST",
-            "",
-            [],
-            check=_throttled_replicas,
-            not_applied=NO_THROTTLING,
-        ),
-        _d("local.retention.bytes", "LONG", "-2", ["log.local.retention.bytes"], -2),
-        _d("local.retention.ms", "LONG", "-2", ["log.local.retention.ms"], -2),
-        _d(
-            "max.compaction.lag.ms", "LONG", str(LONG_MAX), ["log.cleaner.max.compaction.lag.ms"], 1
-        ),
-        _d("max.message.bytes", "INT", "1048588", ["message.max.bytes"], 0),
-        _d(
-            "message.downconversion.enable",
-            "BOOLEAN",
-            "true",
-            ["log.message.downconversion.enable"],
-            not_applied="only Fetch v4 and later is served, so records are never down-converted",
-        ),
-        _d(
-            "message.format.version",
-            "STRING",
-            "3.0-IV1",
-            ["log.message.format.version"],
-            check=_metadata_version,
-            not_applied="deprecated: batches are always written in message format v2",
-        ),
-        _d(
-            "message.timestamp.after.max.ms",
-            "LONG",
-            "3600000",
-            ["log.message.timestamp.after.max.ms"],
-            0,
-        ),
-        _d(
-            "message.timestamp.before.max.ms",
-            "LONG",
-            str(LONG_MAX),
-            ["log.message.timestamp.before.max.ms"],
-            0,
-        ),
-        _d(
-            "message.timestamp.difference.max.ms",
-            "LONG",
-            str(LONG_MAX),
-            ["log.message.timestamp.difference.max.ms"],
-            0,
-        ),
-        _d(
-            "message.timestamp.type",
-            "STRING",
-            "CreateTime",
-            ["log.message.timestamp.type"],
-            choices=("CreateTime", "LogAppendTime"),
-        ),
-        _d(
-            "min.cleanable.dirty.ratio",
-            "DOUBLE",
-            "0.5",
-            ["log.cleaner.min.cleanable.ratio"],
-            0,
-            maximum=1,
-        ),
-        _d("min.compaction.lag.ms", "LONG", "0", ["log.cleaner.min.compaction.lag.ms"], 0),
-        _d("min.insync.replicas", "INT", "1", ["min.insync.replicas"], 1),
-        _d("preallocate", "BOOLEAN", "false", ["log.preallocate"]),
-        _d("remote.log.copy.disable", "BOOLEAN", "false", [], check=_remote_log_zk),
-        _d("remote.log.delete.on.disable", "BOOLEAN", "false", [], check=_remote_log_zk),
-        _d("remote.storage.enable", "BOOLEAN", "false", [], check=_remote_storage),
-        _d("retention.bytes", "LONG", "-1", ["log.retention.bytes"]),
-        _d(
-            "retention.ms",
-            "LONG",
-            "604800000",
-            ["log.retention.ms", "log.retention.minutes", "log.retention.hours"],
-            -1,
-        ),
-        _d("segment.bytes", "INT", "1073741824", ["log.segment.bytes"], 14),
-        _d("segment.index.bytes", "INT", "10485760", ["log.index.size.max.bytes"], 4),
-        _d("segment.jitter.ms", "LONG", "0", ["log.roll.jitter.ms", "log.roll.jitter.hours"], 0),
-        _d("segment.ms", "LONG", "604800000", ["log.roll.ms", "log.roll.hours"], 1),
-        _d(
-            "unclean.leader.election.enable", "BOOLEAN", "false", ["unclean.leader.election.enable"]
-        ),
-    ]
+# kafkapy's rules beyond the table's ranges and choices, and what it does not act on
+_CHECKS: dict[str, Callable[[str, str], str | None]] = {
+    "compression.gzip.level": _gzip_level,
+    "follower.replication.throttled.replicas": _throttled_replicas,
+    "leader.replication.throttled.replicas": _throttled_replicas,
+    "remote.storage.enable": _remote_storage,
 }
+NOT_APPLIED: dict[str, str] = {
+    "compression.gzip.level": DEFAULT_LEVEL,
+    "compression.lz4.level": DEFAULT_LEVEL,
+    "compression.zstd.level": DEFAULT_LEVEL,
+    "follower.replication.throttled.replicas": NO_THROTTLING,
+    "leader.replication.throttled.replicas": NO_THROTTLING,
+    "errors.deadletterqueue.group.enable": "kafkapy has no share groups or dead-letter queue",
+    "max.decompressed.message.bytes": "batches are not bounded by their decompressed size",
+    "remote.copy.lag.bytes": NO_TIERED_STORAGE,
+    "remote.copy.lag.ms": NO_TIERED_STORAGE,
+    "local.retention.bytes": NO_TIERED_STORAGE,
+    "local.retention.ms": NO_TIERED_STORAGE,
+    "remote.log.copy.disable": NO_TIERED_STORAGE,
+    "remote.log.delete.on.disable": NO_TIERED_STORAGE,
+}
+_MINIMUM_OVERRIDES = {"segment.bytes": 14}  # see the module doc
+_RANGE = re.compile(r"^\[(-?[0-9.]+),\.\.\.(?:,(-?[0-9.]+))?\]$")
+
+
+def _number(text: str) -> float:
+    return float(text) if "." in text else int(text)
+
+
+def _definition(name: str) -> TopicConfigDef:
+    d = definitions("topic")[name]
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] | None = None
+    m = _RANGE.match(d.valid)
+    if m:
+        minimum = _number(m.group(1))
+        maximum = None if m.group(2) is None else _number(m.group(2))
+    elif d.valid.startswith("[") and name not in _CHECKS:
+        choices = tuple(s.strip() for s in d.valid[1:-1].split(","))
+    minimum = _MINIMUM_OVERRIDES.get(name, minimum)
+    return TopicConfigDef(
+        name,
+        d.type,
+        d.default,
+        d.synonyms,
+        minimum,
+        choices,
+        maximum,
+        check=_CHECKS.get(name),
+        not_applied=NOT_APPLIED.get(name),
+    )
+
+
+TOPIC_CONFIGS: dict[str, TopicConfigDef] = {n: _definition(n) for n in definitions("topic")}
 
 _INT_RANGES = {
     "SHORT": (-(2**15), 2**15 - 1),
@@ -339,7 +224,7 @@ def validate_topic_configs(configs: Mapping[str, str | None]) -> str | None:
     hi = configs.get("max.compaction.lag.ms")
     if lo is not None and hi is not None and int(hi) < int(lo):
         return (
-            f"conflict topic config setting max.compaction.lag.ms ({hi}) < "
-            f"min.compaction.lag.ms ({lo})"
+            f"conflict topic config setting min.compaction.lag.ms ({lo}) > "
+            f"max.compaction.lag.ms ({hi})"
         )
     return None

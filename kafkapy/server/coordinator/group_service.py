@@ -48,6 +48,16 @@ log = logging.getLogger("kafkapy.groups")
 __all__ = ["OFFSETS_TOPIC", "GroupService"]
 
 
+def _stored_group_overrides(broker: Broker) -> dict[str, dict[str, int]]:
+    """The group configs kafkapy applies, of every group that has some (/config/groups)."""
+    from ..config.group_configs import session_settings
+
+    cluster = getattr(broker, "cluster", None)
+    if cluster is None:
+        return {}
+    return {g: session_settings(cluster.group_configs(g)) for g in cluster.groups_with_configs()}
+
+
 class GroupService:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
@@ -68,6 +78,7 @@ class GroupService:
                 consumer_assignors=c.group_consumer_assignors,
                 consumer_max_size=c.group_consumer_max_size,
                 consumer_migration_policy=c.group_consumer_migration_policy,
+                group_overrides=_stored_group_overrides(broker),
             ),
             self.log,
             RegistryTopics(broker.topics),

@@ -91,6 +91,7 @@ def authorize_by_resource_type(
 
 
 CONFIG_TOPIC, CONFIG_BROKER, CONFIG_BROKER_LOGGER, CONFIG_CLIENT_METRICS = 2, 4, 8, 16
+CONFIG_GROUP = 32
 
 
 def config_resource_error(
@@ -106,6 +107,9 @@ def config_resource_error(
     elif resource_type in (CONFIG_BROKER, CONFIG_BROKER_LOGGER, CONFIG_CLIENT_METRICS):
         if not authorize_cluster(ctx, operation):
             return ErrorCode.cluster_authorization_failed
+    elif resource_type == CONFIG_GROUP:
+        if not authorize(ctx, operation, GROUP, name):
+            return ErrorCode.group_authorization_failed
     return None
 
 
