@@ -36,6 +36,7 @@ from . import (  # noqa: F401
     init_producer_id,
     join_group,
     leave_group,
+    list_config_resources,
     list_groups,
     list_offsets,
     list_partition_reassignments,

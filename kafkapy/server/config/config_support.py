@@ -59,6 +59,8 @@ def not_implemented(scope: str, name: str) -> str | None:
         return None if d is None else d.not_applied
     if scope == "group":
         return GROUP_NOT_APPLIED.get(name)
+    if name in LISTENER_SECURITY:
+        return None
     dynamic = DYNAMIC_CONFIGS.get(name)
     if dynamic is not None and dynamic.not_applied:
         return dynamic.not_applied
@@ -68,7 +70,6 @@ def not_implemented(scope: str, name: str) -> str | None:
         name in OPTIONS
         or name in SPECIAL_KEYS
         or name in CLEANER_CONFIGS
-        or name in LISTENER_SECURITY
         or is_connection_config(name)
     ):
         return None

@@ -247,20 +247,6 @@ PASSWORD_CONFIGS = tuple(n for n, d in DYNAMIC_CONFIGS.items() if d.type == "PAS
 LISTENER_BINDINGS = frozenset(
     {"listeners", "advertised.listeners", "listener.security.protocol.map"}
 )
-# Kafka's other security configs: broker configs, not dynamic
-_STATIC_SECURITY = frozenset(
-    """
-ssl.principal.mapping.rules ssl.allow.dn.changes ssl.allow.san.changes
-sasl.server.max.receive.size sasl.server.callback.handler.class sasl.client.callback.handler.class
-sasl.login.class sasl.login.callback.handler.class sasl.login.connect.timeout.ms
-sasl.login.read.timeout.ms sasl.login.retry.backoff.ms sasl.login.retry.backoff.max.ms
-sasl.oauthbearer.scope.claim.name sasl.oauthbearer.sub.claim.name
-sasl.oauthbearer.token.endpoint.url sasl.oauthbearer.jwks.endpoint.url
-sasl.oauthbearer.jwks.endpoint.refresh.ms sasl.oauthbearer.jwks.endpoint.retry.backoff.ms
-sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms sasl.oauthbearer.clock.skew.seconds
-sasl.oauthbearer.expected.audience sasl.oauthbearer.expected.issuer security.inter.broker.protocol
-""".split()
-)
 
 
 class DynamicConfigError(ValueError):
@@ -385,7 +371,7 @@ def validate(layers: BrokerLayers, configs: Mapping[str, str], per_broker: bool)
     static = {
         n
         for n in names
-        if not is_dynamic(n) and (is_broker_config_name(n) or n in _STATIC_SECURITY)
+        if not is_dynamic(n) and is_broker_config_name(n)
     }
     if static:
         raise DynamicConfigError(f"Cannot update these configs dynamically: {_kafka_set(static)}")
