@@ -1,13 +1,15 @@
-"""What the broker's config definitions do not hold: a one-line description and Kafka's importance
-(high, medium, low) of each broker config kafkapy reads, for the generated configuration
-reference (docs/hooks/config_reference.py).
+"""What the broker's config definitions do not hold: kafkapy's one-line description of each broker
+config it acts on, for the generated configuration reference (docs/hooks/config_reference.py).
+The first element of each entry is kept for reading convenience; the importance the reference
+shows is Kafka 4.4's, from the definition table.
 
-Names, types, defaults, valid values, update modes and what is not applied come from the broker's
-own definitions; the reference refuses to build when a config it renders has no entry here, or an
-entry here names no config, so this table cannot fall behind the broker silently. Topic configs
-have their descriptions in the broker (DescribeConfigs serves them); broker synonyms of topic
-configs take the topic config's description, and configs the broker accepts without acting on
-them take the broker's stated reason, so they need only their importance (IMPORTANCE).
+Names, types, defaults, valid values, importance, update modes and what is not applied come from
+the broker's own definitions (kafkapy/server/config/config_definitions.tsv, checked against the
+Kafka 4.4 jars); the reference refuses to build when a config kafkapy acts on has no entry here,
+or an entry here names no config, so this table cannot fall behind the broker silently. Topic and
+group configs have their descriptions in the broker (DescribeConfigs serves them); broker
+synonyms of topic configs take the topic config's description, and configs the broker accepts
+without acting on them take the broker's stated reason.
 """
 
 from __future__ import annotations
@@ -233,6 +235,11 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                                              "each other with."),
     "sasl.jaas.config": ("medium", "JAAS login settings: PLAIN's users, the broker's own "
                          "credentials (usually per listener and mechanism)."),
+    "ssl.protocol": ("medium", "The TLS protocol of listener contexts (TLSv1.3 allows 1.2 too)."),
+    "ssl.keymanager.algorithm": ("low", "The key manager algorithm (a Java name; kafkapy's TLS "
+                                 "uses OpenSSL and accepts the default)."),
+    "ssl.trustmanager.algorithm": ("low", "The trust manager algorithm (a Java name; kafkapy's "
+                                   "TLS uses OpenSSL and accepts the default)."),
     "sasl.server.max.receive.size": ("low", "The largest SASL message read before "
                                      "authentication."),
     "authorizer.class.name": ("low", "kafka.security.authorizer.AclAuthorizer (or "
@@ -243,51 +250,3 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "allow.everyone.if.no.acl.found": ("-", "Whether a resource without any ACL is open to "
                                        "everyone (the ACL authorizer's setting)."),
 }
-
-# Importance of the configs whose description is derived (broker synonyms of topic configs,
-# configs accepted and not applied), space-separated per level.
-IMPORTANCE: dict[str, str] = {
-    "high": """
-        log.roll.jitter.ms log.roll.jitter.hours log.segment.delete.delay.ms
-    """,
-    "medium": """
-        compression.gzip.level compression.lz4.level compression.zstd.level
-        log.cleaner.delete.retention.ms log.cleaner.max.compaction.lag.ms
-        log.cleaner.min.cleanable.ratio log.cleaner.min.compaction.lag.ms
-        log.local.retention.bytes log.local.retention.ms log.message.format.version
-        log.message.timestamp.after.max.ms log.message.timestamp.before.max.ms
-        log.message.timestamp.difference.max.ms
-        principal.builder.class ssl.protocol ssl.provider ssl.keymanager.algorithm
-        ssl.trustmanager.algorithm sasl.kerberos.service.name sasl.kerberos.kinit.cmd
-        sasl.kerberos.principal.to.local.rules
-        remote.log.manager.copy.max.bytes.per.second
-        remote.log.manager.fetch.max.bytes.per.second remote.fetch.max.wait.ms
-        leader.replication.throttled.rate follower.replication.throttled.rate
-        replica.alter.log.dirs.io.max.bytes.per.second
-    """,
-    "low": """
-        log.message.downconversion.enable ssl.secure.random.implementation
-        ssl.engine.factory.class sasl.kerberos.ticket.renew.window.factor
-        sasl.kerberos.ticket.renew.jitter sasl.kerberos.min.time.before.relogin
-        sasl.login.refresh.window.factor sasl.login.refresh.window.jitter
-        sasl.login.refresh.min.period.seconds sasl.login.refresh.buffer.seconds
-        remote.log.index.file.cache.total.size.bytes metric.reporters
-    """,
-}
-
-# Defaults the definitions do not hold as a value (resolved by hand where they are read).
-DEFAULTS: dict[str, str] = {
-    "node.id": "null",
-    "log.dir": "./data/kafka-logs",
-    "log.roll.hours": "168",
-    "log.retention.minutes": "null",
-    "log.retention.hours": "168",
-    "security.inter.broker.protocol": "PLAINTEXT",
-    "authorizer.class.name": '""',
-    "super.users": '""',
-    "allow.everyone.if.no.acl.found": "false",
-    "ssl.principal.mapping.rules": "DEFAULT",
-}
-
-# Topic configs whose importance is not Kafka's usual medium.
-TOPIC_IMPORTANCE: dict[str, str] = {"message.downconversion.enable": "low"}
