@@ -44,7 +44,7 @@ def table_rows(rows: list[dict]) -> list[str]:
     """The TSV lines of kafkapy's table for Kafka's definitions."""
     lines = []
     for r in sorted(rows, key=lambda r: (SCOPES.index(r["scope"]), r["name"])):
-        default = defs.NULL if r["default"] is None else r["default"]
+        default = defs.NULL if r["default"] is None else r["default"]  # "<required>" kept
         fields = [r["scope"], r["name"], r["type"], default, r["validator"] or "",
                   r["importance"], r["mode"] or "", ",".join(r["synonyms"])]
         assert not any("\t" in f or "\n" in f for f in fields), fields

@@ -157,10 +157,12 @@ class Differential:
         """Run and assert: no unknown difference, no listed difference that is gone."""
         outcome = self.run(name, session)
         dump = os.environ.get(DUMP_ENV)
-        if dump and outcome.unknown:
+        if dump and (outcome.unknown or outcome.gone):
             with open(dump, "a") as f:
                 for d in outcome.unknown:
                     f.write(json.dumps([d.session, d.path, d.kafka, d.kafkapy]) + "\n")
+                for k in outcome.gone:  # entries to remove
+                    f.write(json.dumps(["<gone>", k.session, k.path]) + "\n")
         problems = []
         if outcome.unknown:
             problems.append("differences from Apache Kafka 4.4 not in known_differences.py:\n"

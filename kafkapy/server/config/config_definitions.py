@@ -2,7 +2,7 @@
 
 The facts live in ``config_definitions.tsv`` next to this module, one config a line: scope
 (broker, topic, group), name, type (Kafka's ConfigDef.Type: BOOLEAN, STRING, INT, SHORT, LONG,
-DOUBLE, LIST, CLASS, PASSWORD), default (``null`` for none), valid values (as Kafka's
+DOUBLE, LIST, CLASS, PASSWORD), default (``null``, ``<required>`` for none), valid values (as Kafka's
 documentation states them; empty when any value of the type is), importance, dynamic update
 mode of a broker config (read-only, per-broker, cluster-wide: Kafka's DynamicBrokerConfig), and
 the synonyms in 4.4's order (for a broker config DynamicBrokerConfig.brokerConfigSynonyms, for a
@@ -24,7 +24,8 @@ from functools import cache
 from pathlib import Path
 
 TABLE_PATH = Path(__file__).with_name("config_definitions.tsv")
-NULL = "null"  # the table's default of a config without one (no 4.4 default is the text null)
+NULL = "null"  # the table's default of a config whose default is null (no 4.4 default is "null")
+REQUIRED = "<required>"  # the table's default of a config without one (Kafka's NO_DEFAULT_VALUE)
 SCOPES = ("broker", "topic", "group")
 _LISTENER_PREFIX = re.compile(r"^listener\.name\.[^.]*\.(.*)$")
 
@@ -34,7 +35,7 @@ class ConfigDefinition:
     scope: str  # broker, topic or group
     name: str
     type: str  # BOOLEAN STRING INT SHORT LONG DOUBLE LIST CLASS PASSWORD
-    default: str | None  # as Kafka renders it (ConfigDef.convertToString), None: no default
+    default: str | None  # as Kafka renders it (ConfigDef.convertToString), None: none or null
     valid: str  # the valid values as Kafka's documentation states them, "" when unrestricted
     importance: str  # HIGH, MEDIUM, LOW
     update_mode: str  # broker configs: read-only, per-broker or cluster-wide; others ""
@@ -64,7 +65,7 @@ def _all() -> dict[str, dict[str, ConfigDefinition]]:
             scope,
             name,
             type_,
-            None if default == NULL else default,
+            None if default in (NULL, REQUIRED) else default,
             valid,
             importance,
             mode,
