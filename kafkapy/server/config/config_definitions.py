@@ -2,8 +2,8 @@
 
 The facts live in ``config_definitions.tsv`` next to this module, one config a line: scope
 (broker, topic, group), name, type (Kafka's ConfigDef.Type: BOOLEAN, STRING, INT, SHORT, LONG,
-DOUBLE, LIST, CLASS, PASSWORD), default (``null``, ``<required>`` for none), valid values (as Kafka's
-documentation states them; empty when any value of the type is), importance, dynamic update
+DOUBLE, LIST, CLASS, PASSWORD), default (``null``, ``<required>`` for none), valid values (as
+Kafka's documentation states them; empty when any value of the type is), importance, dynamic update
 mode of a broker config (read-only, per-broker, cluster-wide: Kafka's DynamicBrokerConfig), and
 the synonyms in 4.4's order (for a broker config DynamicBrokerConfig.brokerConfigSynonyms, for a
 topic config the broker configs ServerTopicConfigSynonyms names, for a group config its broker
