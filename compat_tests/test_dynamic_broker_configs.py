@@ -64,7 +64,8 @@ def test_listener_and_sasl_configs_are_stored_and_described(client):
     # the legacy form replaces the whole set: a per-listener setting and a custom config
     alter(client, "0", {"listener.name.plaintext.ssl.client.auth": "required", "my.own": "x"})
     got = describe(client)
-    assert "sasl.kerberos.min.time.before.relogin" not in got
+    back = got["sasl.kerberos.min.time.before.relogin"]  # every 4.4 config is described
+    assert (back.value, back.source) == ("60000", ConfigSource.DEFAULT_CONFIG.value)
     assert got["listener.name.plaintext.ssl.client.auth"].value == "required"
     assert got["my.own"].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value
     assert got["my.own"].value is None and got["my.own"].is_sensitive  # custom: type unknown
