@@ -2240,6 +2240,19 @@ def check_delete_acls(env: Env, v: int) -> None:
     ], resp
 
 
+def check_list_config_resources(env: Env, v: int) -> None:
+    if v == 0:  # ListClientMetricsResources: kafkapy has no client metrics resources
+        resp = env.request(make("ListConfigResources", v, env))
+        assert ok(resp.error_code) and resp.config_resources == (), resp
+        return
+    resp = env.request(make("ListConfigResources", v, env, resource_types=()))
+    assert ok(resp.error_code), resp
+    listed = {(r.resource_type, r.resource_name) for r in resp.config_resources}
+    assert {(2, SWEEP), (4, str(env.node_id)), (8, str(env.node_id))} <= listed, listed
+    resp = env.request(make("ListConfigResources", v, env, resource_types=(7,)))
+    assert resp.error_code == E.unsupported_version, resp
+
+
 CHECKS = {
     "Produce": check_produce,
     "Fetch": check_fetch,
@@ -2259,6 +2272,7 @@ CHECKS = {
     "ListTransactions": check_list_transactions,
     "OffsetForLeaderEpoch": check_offset_for_leader_epoch,
     "DescribeConfigs": check_describe_configs,
+    "ListConfigResources": check_list_config_resources,
     "CreatePartitions": check_create_partitions,
     "DescribeCluster": check_describe_cluster,
     "ElectLeaders": check_elect_leaders,
