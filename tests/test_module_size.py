@@ -15,8 +15,6 @@ ROOT = Path(__file__).resolve().parents[1]
 TREES = ("kafkapy", "tests", "compat_tests", "benchmarks", "scripts")
 LIMIT = 500
 REASONS = {
-    "compat_tests/reference/known_differences.py": (
-        "data: one entry per difference the differential suite observed, with its reason"),
     "compat_tests/test_cli_tools.py": (
         "one case per Kafka tool invocation compared with Kafka's own output; cases share "
         "the module's broker"),
