@@ -66,6 +66,10 @@ _RANGE = re.compile(r"^\[(-?\d+),\.\.\.(?:,(-?\d+))?\]$")
 _DURATION = re.compile(r"^by_duration:P(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d+)?S)?)?$")
 
 
+# (name, value, source, synonyms, type, read_only, sensitive), as config_descriptions.Row
+GroupRow = tuple[str, str | None, str, list[tuple[str, str | None, str]], str | None, bool, bool]
+
+
 class GroupConfigError(ValueError):
     """A group config change 4.4 refuses (INVALID_CONFIG), with its message."""
 
@@ -176,12 +180,12 @@ def validate(configs: Mapping[str, str], broker_configs: Mapping[str, str]) -> N
 
 def describe_rows(
     overrides: Mapping[str, str], broker_configs: Mapping[str, str]
-) -> list[tuple[str, str | None, str, list[tuple[str, str | None, str]], str, bool, bool]]:
+) -> list[GroupRow]:
     """DescribeConfigs rows of a group: (name, value, source, synonyms, type, read_only,
     sensitive), sorted by name. A group config's synonyms are its override (GROUP_CONFIG) and
     its broker synonym (DEFAULT_CONFIG, whatever layer the broker's value comes from, as 4.4
     reports it), or the group config itself at its default when it has no broker synonym."""
-    rows = []
+    rows: list[GroupRow] = []
     for name, d in definitions("group").items():
         default = default_value(broker_configs, d)
         synonyms: list[tuple[str, str | None, str]] = []
