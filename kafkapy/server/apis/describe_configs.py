@@ -22,7 +22,7 @@ from typing import Any
 from kafkapy.protocol.errors import ErrorCode
 
 from ..config.config_descriptions import Row, broker_rows, cluster_default_rows, topic_rows
-from ..config.config_docs import TOPIC_CONFIG_DOCS
+from ..config.config_docs import GROUP_CONFIG_DOCS, TOPIC_CONFIG_DOCS
 from ..config.group_configs import describe_rows as group_describe_rows
 from ..config.log_configs import broker_layers
 from ..registry import api
@@ -64,7 +64,7 @@ def topic_config_entries(broker, overrides):
     return [row[:5] for row in topic_rows(broker, overrides)]
 
 
-def _entries(R, rows, keys, include_synonyms, include_docs=False):
+def _entries(R, rows, keys, include_synonyms, docs=None):
     """DescribeConfigsResourceResult entries of rows (config_descriptions.Row)."""
     out = []
     for name, value, source, synonyms, type_, read_only, sensitive in rows:
@@ -88,7 +88,7 @@ def _entries(R, rows, keys, include_synonyms, include_docs=False):
                 is_sensitive=sensitive,
                 synonyms=syn,
                 config_type=CONFIG_TYPES.get(type_ or "", 0),
-                documentation=TOPIC_CONFIG_DOCS.get(name) if include_docs else None,
+                documentation=None if docs is None else docs.get(name),
             )
         )
     return tuple(out)
@@ -134,7 +134,9 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             message = DENIED_MESSAGES[denied]
         else:
             error, message, rows = _rows(broker, res.resource_type, res.resource_name)
-            docs = getattr(request, "include_documentation", False)
+            docs = None
+            if getattr(request, "include_documentation", False):
+                docs = GROUP_CONFIG_DOCS if res.resource_type == GROUP else TOPIC_CONFIG_DOCS
             configs = _entries(R, rows, keys, request.include_synonyms, docs)
         results.append(
             build(
