@@ -37,9 +37,11 @@ sasl.jaas.config
 """.split()
 )
 # broker configs whose subject kafkapy lacks: why (checked by prefix, most specific first)
+_KRAFT = "kafkapy keeps its metadata in ZooKeeper or its embedded store, not KRaft"
 _PREFIX_REASONS = (
-    ("controller.", "kafkapy keeps its metadata in ZooKeeper or its embedded store, not KRaft"),
-    ("metadata.", "kafkapy keeps its metadata in ZooKeeper or its embedded store, not KRaft"),
+    ("process.roles", _KRAFT),
+    ("controller.", _KRAFT),
+    ("metadata.", _KRAFT),
     ("share.", "kafkapy has no share groups"),
     ("group.share.", "kafkapy has no share groups"),
     ("group.streams.", "kafkapy has no streams groups"),
