@@ -105,12 +105,19 @@ class Driver:
 
 
 def test_transition_table_is_kafkas():
-    assert VALID_PREVIOUS[S.PREPARE_ABORT] == {S.ONGOING, S.PREPARE_EPOCH_FENCE}
+    # Kafka 4.x: a transactions version 2 abort may follow Empty and the completed states
+    assert VALID_PREVIOUS[S.PREPARE_ABORT] == {
+        S.ONGOING,
+        S.PREPARE_EPOCH_FENCE,
+        S.EMPTY,
+        S.COMPLETE_COMMIT,
+        S.COMPLETE_ABORT,
+    }
     assert VALID_PREVIOUS[S.COMPLETE_COMMIT] == {S.PREPARE_COMMIT}
     d = Driver()
     assert d.init() == (1000, 0)
     md = d.md()
-    for target in (S.PREPARE_COMMIT, S.PREPARE_ABORT, S.COMPLETE_ABORT, S.PREPARE_EPOCH_FENCE):
+    for target in (S.PREPARE_COMMIT, S.COMPLETE_ABORT, S.PREPARE_EPOCH_FENCE):
         with pytest.raises(IllegalTransition):
             md.prepare_abort_or_commit(target, T0)  # none may follow Empty
         md.pending_state = None

@@ -88,7 +88,7 @@ def test_flexible_v1_value_is_read_and_unknown_tags_skipped():
     out += bytes([2]) + b"t" + bytes([3]) + struct.pack(">ii", 0, 5)  # topic "t", [0, 5]
     out += bytes([0])  # the item's tagged fields
     out += struct.pack(">qq", 20, 10)
-    out += bytes([1, 0, 2]) + b"\x07\x07"  # one unknown tag (0) of 2 bytes
+    out += bytes([1, 9, 2]) + b"\x07\x07"  # one unknown tag (9) of 2 bytes
     md = rec.decode_state("tx", out)
     assert md is not None and md.state == TxnState.PREPARE_COMMIT
     assert md.partitions == {("t", 0), ("t", 5)} and md.producer_id == 9
@@ -100,3 +100,37 @@ def test_tombstone_and_garbage():
         rec.decode_state("tx", b"\x00\x09garbage")
     with pytest.raises(RecordFormatError):
         rec.decode_state("tx", _v0(1, 0, 1000, 42, None, 0, -1))  # unknown state id
+
+
+def test_transactions_v2_transit_is_written_as_flexible_v1_with_its_tagged_fields():
+    t = TxnTransit(
+        producer_id=77,
+        last_producer_id=70,
+        producer_epoch=32767,
+        last_producer_epoch=32766,
+        timeout_ms=60_000,
+        state=TxnState.PREPARE_COMMIT,
+        partitions=frozenset({("t", 0)}),
+        start_ms=10,
+        last_update_ms=20,
+        client_transaction_version=2,
+        next_producer_id=78,
+    )
+    data = rec.encode_state(t)
+    assert data[:2] == b"\x00\x01"  # value version 1
+    # tags in ascending order: previous id (0), next id (1), client version (2), next epoch (3)
+    assert data.endswith(
+        bytes([4, 0, 8]) + struct.pack(">q", 70) + bytes([1, 8]) + struct.pack(">q", 78)
+        + bytes([2, 2]) + struct.pack(">h", 2) + bytes([3, 2]) + struct.pack(">h", 0)
+    )
+    md = rec.decode_state("tx", data)
+    assert md is not None
+    assert (md.producer_id, md.producer_epoch, md.last_producer_id) == (77, 32767, 70)
+    assert (md.next_producer_id, md.client_transaction_version) == (78, 2)
+
+
+def test_version_1_client_transit_stays_v0():
+    t = TxnTransit(4, -1, 1, -1, 1000, TxnState.EMPTY, frozenset(), -1, 5)
+    assert rec.encode_state(t)[:2] == b"\x00\x00"
+    md = rec.decode_state("tx", rec.encode_state(t))
+    assert md is not None and md.client_transaction_version == 0 and md.next_producer_id == -1

@@ -80,10 +80,14 @@ class TransactionalLog:
         *,
         leader_epoch: int,
         now_ms: int,
+        transaction_version: int = 0,
     ) -> AppendResult:
         """Append a commit/abort marker as the leader. InvalidProducerEpochError for an older
-        producer epoch, TransactionCoordinatorFencedError for an older coordinator epoch."""
-        self.producer_state.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        producer epoch (under transactions version 2, one not above the open transaction's),
+        TransactionCoordinatorFencedError for an older coordinator epoch."""
+        self.producer_state.check_marker(
+            producer_id, producer_epoch, coordinator_epoch, transaction_version
+        )
         buf = encode_end_txn_marker(
             producer_id, producer_epoch, coordinator_epoch, committed, now_ms
         )

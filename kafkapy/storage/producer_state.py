@@ -230,17 +230,30 @@ class ProducerStateManager:
 
     # ---- coordinator markers -------------------------------------------------------------
 
-    def check_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int) -> None:
+    def check_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        transaction_version: int = 0,
+    ) -> None:
         """A marker from the coordinator: its producer epoch must not be older than the one
         seen (INVALID_PRODUCER_EPOCH), nor its coordinator epoch
-        (TRANSACTION_COORDINATOR_FENCED)."""
+        (TRANSACTION_COORDINATOR_FENCED). Under transactions version 2 (KIP-890 part 2) the
+        coordinator bumped the epoch when the transaction ended, so a marker closing a
+        transaction open here must carry an epoch above that transaction's data."""
         entry = self.producers.get(producer_id)
         if entry is None:
             return
-        if producer_epoch < entry.epoch:
+        open_txn = entry.current_txn_first_offset >= 0
+        if producer_epoch < entry.epoch or (
+            transaction_version >= 2 and open_txn and producer_epoch <= entry.epoch
+        ):
             raise InvalidProducerEpochError(
                 f"marker epoch {producer_epoch} of producer {producer_id} is older than "
                 f"{entry.epoch}"
+                + (" (transactions version 2 needs a bumped epoch)" if transaction_version >= 2
+                   else "")
             )
         if entry.coordinator_epoch > coordinator_epoch:
             raise TransactionCoordinatorFencedError(

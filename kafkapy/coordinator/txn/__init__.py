@@ -1,4 +1,4 @@
-"""The transaction coordinator (KIP-98, KIP-447, KIP-890 part 1): transactional ids, their
+"""The transaction coordinator (KIP-98, KIP-447, KIP-890 parts 1 and 2): transactional ids, their
 producer ids and epochs, and their transactions, stored as records of the internal topic
 __transaction_state.
 
@@ -10,6 +10,7 @@ Modules:
 - ``cache``: the partitions this coordinator leads (loading, owned) and their ids.
 - ``coordinator``: the decisions behind InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn,
   EndTxn, DescribeTransactions, ListTransactions, timeouts and id expiration.
+- ``end_txn_v2``: EndTxn under transactions version 2 (an epoch bump per transaction).
 - ``markers``: the bookkeeping of one transaction's commit/abort markers.
 """
 

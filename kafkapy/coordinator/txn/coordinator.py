@@ -13,6 +13,8 @@ coordinator epoch. The server composes the steps (kafkapy.server.coordinator.txn
 - AddPartitionsToTxn / AddOffsetsToTxn: ``prepare_add_partitions``; write.
 - EndTxn: ``prepare_end_txn``; write PrepareCommit/PrepareAbort; ``begin_markers`` (answer the
   client) then markers (coordinator.txn.markers) and the CompleteCommit/CompleteAbort write.
+  Version 2 clients (EndTxn v5+, KIP-890 part 2) are decided by coordinator.txn.end_txn_v2: an
+  epoch bump per transaction, answered with ``producer_after_end``.
 - timers: ``timed_out`` transactions are fenced and aborted like an InitProducerId would;
   ``expire_ids`` finds idle ids whose tombstones the server writes.
 """
@@ -27,7 +29,17 @@ from kafkapy.coordinator.group.state import append_error_to_response_error
 from kafkapy.protocol.errors import ErrorCode
 
 from .cache import Entry, TxnCache
-from .metadata import NO_PRODUCER_EPOCH, TopicPartition, TxnMetadata, TxnTransit, epoch_exhausted
+from .end_txn_v2 import prepare_end_txn_v2
+from .metadata import (
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    TV_0,
+    TV_2,
+    TopicPartition,
+    TxnMetadata,
+    TxnTransit,
+    epoch_exhausted,
+)
 from .states import EXPIRATION_ALLOWED, IllegalTransition, TxnState
 
 log = logging.getLogger("kafkapy.coordinator.txn")
@@ -152,6 +164,7 @@ class TxnCoordinator:
             commit=False,
             from_client=False,
             now_ms=now_ms,
+            client_transaction_version=entry.metadata.client_transaction_version,
         )
         if isinstance(got, ErrorCode):
             entry.metadata.abandon_transition()
@@ -180,7 +193,10 @@ class TxnCoordinator:
         producer_epoch: int,
         partitions: Iterable[TopicPartition],
         now_ms: int,
+        client_transaction_version: int = TV_0,
     ) -> Prepared | ErrorCode:
+        """Add to the producer's transaction (starting it); version 2 when a partition leader
+        adds for a Produce v12+ or the group coordinator for a TxnOffsetCommit v5+."""
         if not transactional_id:
             return ErrorCode.invalid_request
         got = self._producer_entry(transactional_id, producer_id, producer_epoch)
@@ -193,7 +209,9 @@ class TxnCoordinator:
         if md.state == S.ONGOING and added <= md.partitions:
             return ErrorCode.none  # already in the transaction: nothing to write
         return Prepared(
-            transactional_id, got.coordinator_epoch, md.prepare_add_partitions(added, now_ms)
+            transactional_id,
+            got.coordinator_epoch,
+            md.prepare_add_partitions(added, now_ms, client_transaction_version),
         )
 
     def verify_partitions(
@@ -229,9 +247,11 @@ class TxnCoordinator:
         commit: bool,
         from_client: bool,
         now_ms: int,
+        client_transaction_version: int = TV_0,
     ) -> Prepared | ErrorCode:
         """PrepareCommit or PrepareAbort; ErrorCode.none when the transaction already ended the
-        same way (a retried EndTxn)."""
+        same way (a retried EndTxn). Version 2 clients (EndTxn v5+) get an epoch bump per
+        transaction (coordinator.txn.end_txn_v2)."""
         if not transactional_id:
             return ErrorCode.invalid_request
         got = self.cache.get(transactional_id)
@@ -240,6 +260,14 @@ class TxnCoordinator:
         if isinstance(got, ErrorCode):
             return got
         md = got.metadata
+        fencing = md.pending_state == S.PREPARE_EPOCH_FENCE
+        if client_transaction_version >= TV_2:
+            got_v2 = prepare_end_txn_v2(
+                md, producer_id, producer_epoch, commit, from_client, now_ms, self._allocate
+            )
+            if isinstance(got_v2, ErrorCode):
+                return got_v2
+            return Prepared(transactional_id, got.coordinator_epoch, got_v2, fenced=fencing)
         if md.producer_id != producer_id:
             return ErrorCode.invalid_producer_id_mapping
         # clients must match the epoch; the coordinator's own aborts come with a bumped one
@@ -247,7 +275,6 @@ class TxnCoordinator:
             producer_epoch < md.producer_epoch
         ):
             return ErrorCode.producer_fenced
-        fencing = md.pending_state == S.PREPARE_EPOCH_FENCE
         if md.pending_state is not None and not fencing:
             return ErrorCode.concurrent_transactions
         state = md.state
@@ -261,7 +288,7 @@ class TxnCoordinator:
                 md.pending_state = None
                 md.producer_epoch = producer_epoch
                 md.last_producer_epoch = NO_PRODUCER_EPOCH
-            transit = md.prepare_abort_or_commit(target, now_ms)
+            transit = md.prepare_abort_or_commit(target, now_ms, TV_0)
             return Prepared(transactional_id, got.coordinator_epoch, transit, fenced=fencing)
         if state == S.COMPLETE_COMMIT:
             return ErrorCode.none if commit else self._invalid_state(md, commit)
@@ -276,6 +303,17 @@ class TxnCoordinator:
         if state == S.EMPTY:
             return self._invalid_state(md, commit)
         raise IllegalTransition(f"{transactional_id} found in state {state.display_name}")
+
+    def producer_after_end(self, transactional_id: str) -> tuple[int, int]:
+        """The producer id and epoch an EndTxn v5 answer carries: the ones the client continues
+        with (the next producer id with epoch 0 while an exhausted epoch is being replaced)."""
+        got = self.cache.get(transactional_id)
+        if not isinstance(got, Entry):
+            return NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        md = got.metadata
+        if md.next_producer_id != NO_PRODUCER_ID:
+            return md.next_producer_id, 0
+        return md.producer_id, md.producer_epoch
 
     @staticmethod
     def _invalid_state(md: TxnMetadata, commit: bool) -> ErrorCode:

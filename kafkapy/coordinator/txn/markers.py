@@ -57,6 +57,7 @@ class MarkerJob:
     metadata: TxnMetadata
     complete: Prepared
     cancelled: bool = False
+    transaction_version: int = 0  # the client's: 2 makes the leaders check the bumped epoch
 
     @classmethod
     def start(cls, entry: Entry, commit: bool, complete: Prepared) -> MarkerJob:
@@ -69,6 +70,7 @@ class MarkerJob:
             commit,
             md,
             complete,
+            transaction_version=md.client_transaction_version,
         )
 
     @property

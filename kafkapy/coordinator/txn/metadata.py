@@ -8,6 +8,14 @@ is replicated is it *completed* (``complete_transition``), which checks it again
 state as Kafka does (same producer id and epoch unless the transition may bump them, partitions
 only growing while Ongoing, ...). A failed write drops the pending state instead
 (``abandon_transition``), so the metadata never shows what the log does not hold.
+
+Transactions version 2 (KIP-890 part 2): a transition carries the client's transaction version
+(``client_transaction_version``: 2 for EndTxn v5+, TxnOffsetCommit v5+, Produce v12+ partition
+adds). Under version 2 PrepareCommit/PrepareAbort bump the producer epoch (the markers carry the
+bumped epoch, and the client continues with it: EndTxn v5 answers it), and an abort may start from
+Empty, CompleteCommit or CompleteAbort (a version 2 client aborts without knowing whether a
+partition was added). When the epoch is exhausted, the PrepareCommit/PrepareAbort reserves a new
+producer id (``next_producer_id``) that CompleteCommit/CompleteAbort takes with epoch 0.
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ from .states import IN_PROGRESS, IllegalTransition, TxnState, check_transition
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 MAX_EPOCH = 32767
+TV_0 = 0  # clients of the version 1 protocol (AddPartitionsToTxn, EndTxn up to v4)
+TV_2 = 2  # KIP-890 part 2: an epoch bump per transaction, implicit partition adds
 
 TopicPartition = tuple[str, int]
 
@@ -44,6 +54,8 @@ class TxnTransit:
     partitions: frozenset[TopicPartition]
     start_ms: int
     last_update_ms: int
+    client_transaction_version: int = TV_0
+    next_producer_id: int = NO_PRODUCER_ID  # version 2, epoch exhausted: the id that follows
 
 
 @dataclass(slots=True)
@@ -61,6 +73,13 @@ class TxnMetadata:
     pending_state: TxnState | None = None
     # a fence whose write failed: the bumped epoch was never returned, do not bump again
     has_failed_epoch_fence: bool = False
+    client_transaction_version: int = TV_0
+    next_producer_id: int = NO_PRODUCER_ID
+
+    @property
+    def epoch_bump_per_transaction(self) -> bool:
+        """Transactions version 2: PrepareCommit/PrepareAbort bump the epoch."""
+        return self.client_transaction_version >= TV_2
 
     # -- queries --------------------------------------------------------------------------------
     @property
@@ -83,6 +102,8 @@ class TxnMetadata:
             frozenset(self.partitions),
             self.start_ms,
             self.last_update_ms,
+            self.client_transaction_version,
+            self.next_producer_id,
         )
 
     # -- preparing transitions --------------------------------------------------------------------
@@ -96,6 +117,8 @@ class TxnMetadata:
         partitions: frozenset[TopicPartition],
         start_ms: int,
         now_ms: int,
+        client_transaction_version: int | None = None,
+        next_producer_id: int = NO_PRODUCER_ID,
     ) -> TxnTransit:
         if self.pending_state is not None:
             raise IllegalTransition(
@@ -118,6 +141,10 @@ class TxnMetadata:
             partitions,
             start_ms,
             now_ms,
+            self.client_transaction_version
+            if client_transaction_version is None
+            else client_transaction_version,
+            next_producer_id,
         )
 
     def prepare_fence_epoch(self) -> TxnTransit:
@@ -177,6 +204,7 @@ class TxnMetadata:
         partitions: frozenset[TopicPartition],
         start_ms: int,
         now_ms: int,
+        client_transaction_version: int | None = None,
     ) -> TxnTransit:
         """A transition that keeps the producer id, epochs and timeout."""
         return self._prepare(
@@ -188,10 +216,14 @@ class TxnMetadata:
             partitions,
             start_ms,
             now_ms,
+            client_transaction_version,
         )
 
     def prepare_add_partitions(
-        self, added: frozenset[TopicPartition] | set[TopicPartition], now_ms: int
+        self,
+        added: frozenset[TopicPartition] | set[TopicPartition],
+        now_ms: int,
+        client_transaction_version: int = TV_0,
     ) -> TxnTransit:
         """Ongoing with ``added``; the transaction starts now unless it was already Ongoing."""
         starting = self.state in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
@@ -200,19 +232,59 @@ class TxnMetadata:
             frozenset(self.partitions | set(added)),
             now_ms if starting else self.start_ms,
             now_ms,
+            client_transaction_version,
         )
 
-    def prepare_abort_or_commit(self, state: TxnState, now_ms: int) -> TxnTransit:
-        return self._prepare_same_producer(state, frozenset(self.partitions), self.start_ms, now_ms)
+    def prepare_abort_or_commit(
+        self,
+        state: TxnState,
+        now_ms: int,
+        client_transaction_version: int | None = None,
+        next_producer_id: int = NO_PRODUCER_ID,
+    ) -> TxnTransit:
+        """PrepareCommit or PrepareAbort. Under transactions version 2 the epoch is bumped (the
+        caller has reserved ``next_producer_id`` when it is exhausted), and an abort with no
+        transaction started (Empty, CompleteCommit, CompleteAbort) starts now."""
+        tv = self.client_transaction_version if client_transaction_version is None else (
+            client_transaction_version
+        )
+        epoch, last = self.producer_epoch, self.last_producer_epoch
+        if tv >= TV_2:
+            epoch, last = self.producer_epoch + 1, self.producer_epoch
+        start = self.start_ms if self.state == TxnState.ONGOING else now_ms
+        return self._prepare(
+            state,
+            self.producer_id,
+            epoch,
+            last,
+            self.timeout_ms,
+            frozenset(self.partitions),
+            start,
+            now_ms,
+            tv,
+            next_producer_id,
+        )
 
     def prepare_complete(self, now_ms: int) -> TxnTransit:
-        """CompleteCommit or CompleteAbort once every marker is written."""
+        """CompleteCommit or CompleteAbort once every marker is written; under transactions
+        version 2 with the epoch exhausted, the reserved next producer id with epoch 0."""
         state = (
             TxnState.COMPLETE_COMMIT
             if self.state == TxnState.PREPARE_COMMIT
             else TxnState.COMPLETE_ABORT
         )
         self.has_failed_epoch_fence = False
+        if self.next_producer_id != NO_PRODUCER_ID:
+            return self._prepare(
+                state,
+                self.next_producer_id,
+                0,
+                self.last_producer_epoch,
+                self.timeout_ms,
+                frozenset(),
+                self.start_ms,
+                now_ms,
+            )
         return self._prepare_same_producer(state, frozenset(), self.start_ms, now_ms)
 
     def prepare_dead(self) -> TxnTransit:
@@ -253,17 +325,50 @@ class TxnMetadata:
                 self._fail(t)
             self.start_ms = t.start_ms
             self.partitions |= t.partitions
+            self.client_transaction_version = t.client_transaction_version
         elif target in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            tv2 = t.client_transaction_version >= TV_2
+            empty_abort = (
+                tv2
+                and target == TxnState.PREPARE_ABORT
+                and self.state != TxnState.ONGOING
+            )
+            valid_epoch = (
+                t.producer_id == self.producer_id
+                and t.producer_epoch == self.producer_epoch + 1
+                if tv2
+                else same_producer
+            )
             if (
-                not same_producer
+                not valid_epoch
                 or set(self.partitions) != set(t.partitions)
                 or t.timeout_ms != self.timeout_ms
-                or t.start_ms != self.start_ms
+                or (t.start_ms != self.start_ms and not empty_abort)
             ):
                 self._fail(t)
+            if tv2:
+                self.producer_epoch = t.producer_epoch
+                self.last_producer_epoch = t.last_producer_epoch
+                self.next_producer_id = t.next_producer_id
+                self.start_ms = t.start_ms
+            self.client_transaction_version = t.client_transaction_version
         elif target in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
-            if not same_producer or t.timeout_ms != self.timeout_ms or t.start_ms == -1:
+            rotated = (
+                self.next_producer_id != NO_PRODUCER_ID
+                and t.producer_id == self.next_producer_id
+                and t.producer_epoch == 0
+            )
+            if (
+                not (same_producer or rotated)
+                or t.timeout_ms != self.timeout_ms
+                or t.start_ms == -1
+            ):
                 self._fail(t)
+            if rotated:
+                self.last_producer_id = self.producer_id
+                self.producer_id = t.producer_id
+                self.producer_epoch = 0
+            self.next_producer_id = NO_PRODUCER_ID
             self.start_ms = t.start_ms
             self.partitions.clear()
         else:  # PrepareEpochFence and Dead are never completed (see states.py)

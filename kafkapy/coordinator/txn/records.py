@@ -3,8 +3,10 @@ protocol_specs/transaction_state.json describes (Kafka's TransactionLogKey/Trans
 
 ``encode_state`` turns a prepared transit into the record Kafka would write; ``decode_state``
 reads a record back into a ``TxnMetadata`` while a partition is loaded (a null value is a
-tombstone: the id expired). Like Kafka, the last producer id and epoch are not stored, and an
-Empty state stores no partition list (null).
+tombstone: the id expired). Like Kafka, the last producer epoch is not stored, and an Empty state
+stores no partition list (null). Transitions of transactions version 2 clients are written as
+value version 1 with its tagged fields (previous and next producer id, client transaction
+version); the others as version 0, as before.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from kafkapy.coordinator import record_codec as codec
 from kafkapy.coordinator.record_codec import RecordFormatError
 from kafkapy.specs import spec_path
 
-from .metadata import TxnMetadata, TxnTransit
+from .metadata import NO_PRODUCER_ID, TV_0, TV_2, TxnMetadata, TxnTransit
 from .states import TxnState
 
 SPEC_PATH = spec_path("transaction_state.json")
@@ -51,19 +53,28 @@ def encode_state(t: TxnTransit) -> bytes:
         for topic, p in sorted(t.partitions):
             by_topic.setdefault(topic, []).append(p)
         partitions = [{"topic": k, "partition_ids": v} for k, v in by_topic.items()]
-    return codec.encode_value(
-        spec(),
-        VALUE,
-        {
-            "producer_id": t.producer_id,
-            "producer_epoch": t.producer_epoch,
-            "transaction_timeout_ms": t.timeout_ms,
-            "transaction_status": int(t.state),
-            "transaction_partitions": partitions,
-            "transaction_last_update_timestamp_ms": t.last_update_ms,
-            "transaction_start_timestamp_ms": t.start_ms,
-        },
+    values = {
+        "producer_id": t.producer_id,
+        "producer_epoch": t.producer_epoch,
+        "transaction_timeout_ms": t.timeout_ms,
+        "transaction_status": int(t.state),
+        "transaction_partitions": partitions,
+        "transaction_last_update_timestamp_ms": t.last_update_ms,
+        "transaction_start_timestamp_ms": t.start_ms,
+    }
+    if t.client_transaction_version < TV_2:
+        return codec.encode_value(spec(), VALUE, values, 0)
+
+    def tagged(v: int, default: int) -> int | None:
+        return None if v == default else v
+
+    values.update(
+        previous_producer_id=tagged(t.last_producer_id, NO_PRODUCER_ID),
+        next_producer_id=tagged(t.next_producer_id, NO_PRODUCER_ID),
+        client_transaction_version=tagged(t.client_transaction_version, TV_0),
+        next_producer_epoch=None if t.next_producer_id == NO_PRODUCER_ID else 0,
     )
+    return codec.encode_value(spec(), VALUE, values, 1)
 
 
 def decode_state(transactional_id: str, data: bytes | None) -> TxnMetadata | None:
@@ -83,6 +94,9 @@ def decode_state(transactional_id: str, data: bytes | None) -> TxnMetadata | Non
         state=state,
         start_ms=v["transaction_start_timestamp_ms"],
         last_update_ms=v["transaction_last_update_timestamp_ms"],
+        last_producer_id=v["previous_producer_id"] if v["previous_producer_id"] is not None else -1,
+        client_transaction_version=v["client_transaction_version"] or TV_0,
+        next_producer_id=v["next_producer_id"] if v["next_producer_id"] is not None else -1,
     )
     if state != TxnState.EMPTY:
         for item in v["transaction_partitions"] or []:

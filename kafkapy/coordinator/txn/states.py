@@ -12,14 +12,18 @@ Empty                     Empty, CompleteCommit, CompleteAbort        InitProduc
 Ongoing                   Ongoing, Empty, CompleteCommit,             AddPartitionsToTxn,
                           CompleteAbort                               AddOffsetsToTxn
 PrepareCommit             Ongoing                                     EndTxn(commit)
-PrepareAbort              Ongoing, PrepareEpochFence                  EndTxn(abort), timeout,
-                                                                      fencing InitProducerId
+PrepareAbort              Ongoing, PrepareEpochFence, Empty,          EndTxn(abort), timeout,
+                          CompleteCommit, CompleteAbort               fencing InitProducerId
 CompleteCommit            PrepareCommit                               every marker written
 CompleteAbort             PrepareAbort                                every marker written
 Dead                      Empty, CompleteCommit, CompleteAbort        transactional.id expiry
 PrepareEpochFence         Ongoing                                     InitProducerId or the
                                                                       timeout while Ongoing
 ========================  ==========================================  =========================
+
+PrepareAbort from Empty, CompleteCommit or CompleteAbort is an abort under transactions version
+2 (KIP-890 part 2), whose client does not know whether a partition was added; the coordinator
+refuses it to version 1 clients (INVALID_TXN_STATE) before the table is asked.
 
 PrepareEpochFence and Dead are never written to the log: the first is a pending state on the
 way to PrepareAbort with a bumped epoch, the second ends with a tombstone.
@@ -67,7 +71,9 @@ VALID_PREVIOUS: dict[TxnState, frozenset[TxnState]] = {
     S.EMPTY: frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.ONGOING: frozenset({S.ONGOING, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.PREPARE_COMMIT: frozenset({S.ONGOING}),
-    S.PREPARE_ABORT: frozenset({S.ONGOING, S.PREPARE_EPOCH_FENCE}),
+    S.PREPARE_ABORT: frozenset(
+        {S.ONGOING, S.PREPARE_EPOCH_FENCE, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}
+    ),
     S.COMPLETE_COMMIT: frozenset({S.PREPARE_COMMIT}),
     S.COMPLETE_ABORT: frozenset({S.PREPARE_ABORT}),
     S.DEAD: frozenset({S.EMPTY, S.COMPLETE_ABORT, S.COMPLETE_COMMIT}),

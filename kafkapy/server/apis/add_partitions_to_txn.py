@@ -12,7 +12,8 @@ v4+ come from partition leaders and batch several transactions: with ``verify_on
 part 1) nothing is added, each partition is answered NONE when it is in the producer's
 transaction, TRANSACTION_ABORTABLE when it is not (else the producer errors above, or
 CONCURRENT_TRANSACTIONS while the transaction is being completed); without it the partitions
-are added as for v0-3. One result per transaction.
+are added as for v0-3, for a transactions version 2 client when the request is v5 (a partition
+leader adding for a Produce v12+, KIP-890 part 2). One result per transaction.
 
 Authorization, as Kafka: v0-3 need WRITE on the transactional id (else
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition) and WRITE on each topic (else
@@ -28,6 +29,7 @@ from typing import Any
 
 import trio
 
+from kafkapy.coordinator.txn.metadata import TV_0, TV_2
 from kafkapy.metadata.names import INTERNAL_TOPICS
 from kafkapy.protocol.errors import ErrorCode
 
@@ -75,7 +77,8 @@ async def _one(ctx, txn_id: str, pid: int, epoch: int, verify_only: bool, tps) -
     svc = ctx.broker.txn
     if verify_only:
         return svc.coordinator.verify_partitions(txn_id, pid, epoch, tps)
-    err = await svc.add_partitions(txn_id, pid, epoch, tps)
+    tv = TV_2 if ctx.version >= 5 else TV_0  # v5 adds come from leaders for version 2 clients
+    err = await svc.add_partitions(txn_id, pid, epoch, tps, tv)
     if ctx.version < 2 and err == ErrorCode.producer_fenced:
         err = ErrorCode.invalid_producer_epoch
     return dict.fromkeys(tps, err)

@@ -1,8 +1,8 @@
 """ApiVersions (key 18), versions 0-4.
 
-Advertises exactly the registered handlers with the served table's ranges (Kafka 4.0's). No
-features are advertised or finalized: kafkapy implements none of the feature-gated semantics
-(transactions v2, share groups, KRaft versions). A request for an unsupported ApiVersions version
+Advertises exactly the registered handlers with the served table's ranges, and (v3+) the
+features whose semantics kafkapy implements, supported and finalized (server/features.py:
+transaction.version 2). A request for an unsupported ApiVersions version
 gets a v0-format reply with UNSUPPORTED_VERSION and ApiVersions' own supported range, as Kafka's
 broker does, so an old client can retry with a version we serve; the response header is always v0.
 From v3 the client software name and version must match Kafka's pattern (KIP-511), else
@@ -18,6 +18,7 @@ from kafkapy.protocol.api_table import served_apis
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.wire import INT16, INT32
 
+from ..features import FINALIZED_FEATURES_EPOCH, finalized_features, supported_features
 from ..registry import REGISTRY, api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
@@ -70,5 +71,26 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         R.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in advertised()
     )
     return build(
-        R.ApiVersionsResponse, error_code=ErrorCode.none, api_keys=keys, throttle_time=THROTTLE_NONE
+        R.ApiVersionsResponse,
+        error_code=ErrorCode.none,
+        api_keys=keys,
+        throttle_time=THROTTLE_NONE,
+        **features_fields(R, ctx.version),
     )
+
+
+def features_fields(R: Any, version: int) -> dict[str, Any]:
+    """The features part of the response (v3+ tagged fields; server/features.py)."""
+    if not hasattr(R, "FinalizedFeatureKey"):
+        return {}
+    return {
+        "supported_features": tuple(
+            R.SupportedFeatureKey(name=n, min_version=lo, max_version=hi)
+            for n, lo, hi in supported_features(version)
+        ),
+        "finalized_features_epoch": FINALIZED_FEATURES_EPOCH,
+        "finalized_features": tuple(
+            R.FinalizedFeatureKey(name=n, min_version_level=lo, max_version_level=hi)
+            for n, lo, hi in finalized_features()
+        ),
+    }

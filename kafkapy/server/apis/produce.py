@@ -27,7 +27,8 @@ Transactions: batches with the transactional bit need the request's transactiona
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition, as Kafka without an authorizer) and
 one producer id (else INVALID_PRODUCER_ID_MAPPING). Before a producer's first transactional
 write to a partition the coordinator is asked whether the partition is in the transaction
-(KIP-890, server/coordinator/txn_verification.py); a refused partition gets the mapped error and
+(KIP-890, server/coordinator/txn_verification.py; from v12, transactions version 2, it adds the
+partition instead); a refused partition gets the mapped error and
 nothing is appended to it. The log refuses a transactional write without that verification, and a
 plain write while the producer's transaction is open, with INVALID_TXN_STATE.
 
@@ -45,7 +46,6 @@ from __future__ import annotations
 
 import logging
 import time
-from functools import partial
 from typing import Any
 
 import trio
@@ -60,11 +60,7 @@ from kafkapy.protocol.record_batch import TRANSACTIONAL_BIT, RecordBatchError, R
 from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.errors import OutOfOrderSequenceError, StorageError
 
-from ..coordinator.txn_verification import (
-    map_verification_error,
-    transactional_batch,
-    verify_partitions,
-)
+from ..coordinator.txn_verification import transactional_batch, verify_produce
 from ..log_manager.log_flusher import flush_if_due
 from ..registry import api
 from ..request_context import CloseConnection, RequestContext
@@ -221,11 +217,8 @@ async def handle(ctx: RequestContext, _request: Any) -> Any:
         if len({(b.producer_id, b.producer_epoch) for b in txn_batches}) > 1:
             return _error_response(ctx, request, ErrorCode.invalid_producer_id_mapping)
         if acks in VALID_ACKS:
-            guards, refused = await verify_partitions(
-                broker,
-                request.transactional_id,
-                txn_batches,
-                partial(map_verification_error, produce_version=ctx.version),
+            guards, refused = await verify_produce(
+                broker, request.transactional_id, txn_batches, ctx.version
             )
     now = time.time_ns() // 1_000_000
     failed = False

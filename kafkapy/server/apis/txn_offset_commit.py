@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28), versions 0-4.
+"""TxnOffsetCommit (key 28), versions 0-5.
 
 A transactional producer commits a group's offsets inside its transaction
 (``send_offsets_to_transaction``), after AddOffsetsToTxn added the group's __consumer_offsets
@@ -20,7 +20,9 @@ partition to it. The group coordinator (coordinator/group/txn_offsets.py):
 Per partition: UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist,
 OFFSET_METADATA_TOO_LARGE; NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS (COORDINATOR_NOT_AVAILABLE
 before v2, as Kafka answers clients older than 2.0), COORDINATOR_NOT_AVAILABLE when the write
-did not reach the ISR. v5 (KIP-890 part 2) is not served (no transaction.version 2).
+did not reach the ISR. v5 is transactions version 2 (KIP-890 part 2): the client sent no
+AddOffsetsToTxn, and the question to the transaction coordinator adds the group's partition to
+the transaction instead of verifying it.
 
 Authorization first, as Kafka: WRITE on the transactional id (else
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition), READ on the group (else
@@ -36,7 +38,11 @@ from kafkapy.coordinator.group.state import append_error_to_response_error
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
-from ..coordinator.txn_verification import TransactionalBatch, verify_partitions
+from ..coordinator.txn_verification import (
+    IMPLICIT_ADD_FROM_TXN_OFFSET_COMMIT_VERSION,
+    TransactionalBatch,
+    verify_partitions,
+)
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
@@ -62,7 +68,11 @@ async def _verify(ctx, request, partition: int) -> tuple[object | None, ErrorCod
         OFFSETS_TOPIC, partition, request.producer_id, request.producer_epoch, -1
     )
     guards, refused = await verify_partitions(
-        ctx.broker, request.transactional_id, [batch], map_error
+        ctx.broker,
+        request.transactional_id,
+        [batch],
+        map_error,
+        add=version >= IMPLICIT_ADD_FROM_TXN_OFFSET_COMMIT_VERSION,
     )
     tp = (OFFSETS_TOPIC, partition)
     if tp in refused:

@@ -1,4 +1,4 @@
-"""WriteTxnMarkers (key 27), version 1 (Kafka 4.0 serves only v1; v0 was removed).
+"""WriteTxnMarkers (key 27), versions 1-2 (v0 was removed in Kafka 4.0).
 
 Sent by a transaction coordinator to the leaders of a transaction's partitions (and by
 ``kafka-transactions.sh abort``): for each marker, a commit or abort control batch is appended
@@ -6,6 +6,10 @@ to every partition named, with acks=all semantics, and ``__consumer_offsets`` pa
 complete the transaction's offset commits (server/coordinator/txn_markers.py, shared with the
 in-process marker sender). The answer groups the per-partition errors by producer id, as Kafka's
 does (two markers of one producer in one request share one entry).
+
+v2 (KIP-1228) gives each marker its transaction version: a marker of a transactions version 2
+transaction (KIP-890 part 2) must carry an epoch above the data of the transaction it closes
+(the coordinator bumped it when the transaction ended), else INVALID_PRODUCER_EPOCH.
 
 Authorization: ALTER or CLUSTER_ACTION on the cluster (brokers, admin tools), else the request's
 error response with CLUSTER_AUTHORIZATION_FAILED on every marker's partitions, as Kafka.
@@ -42,6 +46,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             coordinator_epoch=m.coordinator_epoch,
             committed=bool(m.transaction_result),
             partitions=[(t.name, int(p)) for t in m.topics for p in t.partition_indexes],
+            transaction_version=int(getattr(m, "transaction_version", 0)),
         )
         for m in request.markers
     ]

@@ -4,9 +4,10 @@ its completion (Kafka's TransactionMarkerChannelManager).
 Each ``MarkerJob`` (kafkapy.coordinator.txn.markers) is split by partition leader into
 per-destination queues; one task per destination broker drains its queue into a single request:
 an in-process call of the marker-writing seam (``server.txn_markers.write_txn_markers``) when
-this broker leads the partitions, WriteTxnMarkers v1 over the wire otherwise. Each partition's
-answer is classified by the job: written, retried after a short backoff with the leader looked up
-again (leader moved, ISR too small, timeout, unreachable broker), or the whole job cancelled
+this broker leads the partitions, WriteTxnMarkers over the wire otherwise (v2, whose markers
+carry the transaction version, when one of them is of a transactions version 2 client; else
+v1). Each partition's answer is classified by the job: written, retried after a short backoff
+with the leader looked up again (leader moved, ISR too small, timeout, unreachable broker), or the whole job cancelled
 (coordinator epoch or producer epoch fenced, or this broker no longer coordinates the id).
 Partitions of deleted topics are skipped; partitions whose leader is unknown wait and retry.
 When no partition is left, CompleteCommit/CompleteAbort is written, again and again while the
@@ -19,13 +20,15 @@ import logging
 from typing import TYPE_CHECKING
 
 import trio
-from kio.schema.write_txn_markers.v1 import request as wtm_req
+from kio.schema.write_txn_markers.v1 import request as wtm_req_v1
+from kio.schema.write_txn_markers.v2 import request as wtm_req
 
 from kafkapy.coordinator.txn import MarkerJob, Outcome
 from kafkapy.coordinator.txn.metadata import TopicPartition
 from kafkapy.protocol.errors import ErrorCode
 
 from ..network.peer_pool import PeerUnavailable, broker_address
+from ..responses import build
 from .txn_markers import TxnMarker, write_txn_markers
 
 if TYPE_CHECKING:
@@ -142,23 +145,35 @@ class MarkerSender:
 
     async def _deliver(self, leader: int, batch: Batch) -> list[dict[TopicPartition, int]]:
         markers = [
-            TxnMarker(j.producer_id, j.producer_epoch, j.coordinator_epoch, j.commit, sorted(tps))
+            TxnMarker(
+                j.producer_id,
+                j.producer_epoch,
+                j.coordinator_epoch,
+                j.commit,
+                sorted(tps),
+                j.transaction_version,
+            )
             for j, tps in batch
         ]
         broker = self.service.broker
         if leader == broker.broker_id:
             return list(await write_txn_markers(broker, markers))
-        request = wtm_req.WriteTxnMarkersRequest(
+        # v2 (the markers' transaction version) only when a marker needs it, so that a broker
+        # of the v1 line still takes the others
+        req = wtm_req if any(m.transaction_version >= 2 for m in markers) else wtm_req_v1
+        request = req.WriteTxnMarkersRequest(
             markers=tuple(
-                wtm_req.WritableTxnMarker(
+                build(
+                    req.WritableTxnMarker,
                     producer_id=m.producer_id,
                     producer_epoch=m.producer_epoch,
                     transaction_result=m.committed,
                     topics=tuple(
-                        wtm_req.WritableTxnMarkerTopic(name=topic, partition_indexes=tuple(ps))
+                        req.WritableTxnMarkerTopic(name=topic, partition_indexes=tuple(ps))
                         for topic, ps in _by_topic(m.partitions).items()
                     ),
                     coordinator_epoch=m.coordinator_epoch,
+                    transaction_version=m.transaction_version,
                 )
                 for m in markers
             )

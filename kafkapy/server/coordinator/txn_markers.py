@@ -47,6 +47,7 @@ class TxnMarker:
     coordinator_epoch: int
     committed: bool
     partitions: list[TopicPartition] = field(default_factory=list)
+    transaction_version: int = 0  # WriteTxnMarkers v2 (KIP-1228): 2 for KIP-890 part 2
 
 
 def _append_marker(broker, marker: TxnMarker, tp: TopicPartition, now_ms: int):
@@ -72,6 +73,7 @@ def _append_marker(broker, marker: TxnMarker, tp: TopicPartition, now_ms: int):
             marker.producer_epoch,
             marker.coordinator_epoch,
             marker.committed,
+            transaction_version=marker.transaction_version,
             leader_epoch=ref.leader_epoch,
             now_ms=now_ms,
         )

@@ -27,7 +27,8 @@ brokers
   transactional.id.expiration.ms get a tombstone and are forgotten;
 - KIP-890 verification for partition leaders (``verify``, the broker's ``txn_verifier``): answered
   here when this broker coordinates the id, else asked of its coordinator with
-  AddPartitionsToTxn v5 (verify_only).
+  AddPartitionsToTxn v5 (verify_only); for transactions version 2 clients the same call adds the
+  partitions (verify_only false), as Kafka's AddPartitionsToTxnManager does.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from kio.schema.add_partitions_to_txn.v5 import request as apt_req
 
 from kafkapy import clock
 from kafkapy.coordinator.txn import MarkerJob, Prepared, TxnConfig, TxnCoordinator
-from kafkapy.coordinator.txn.metadata import TopicPartition
+from kafkapy.coordinator.txn.metadata import TV_2, TopicPartition
 from kafkapy.coordinator.txn.records import encode_key, encode_state
 from kafkapy.coordinator.txn.states import TxnState
 from kafkapy.metadata.names import TRANSACTION_STATE_TOPIC
@@ -270,17 +271,29 @@ class TxnService:
         producer_id: int,
         producer_epoch: int,
         partitions: list[TopicPartition],
+        client_transaction_version: int = 0,
     ) -> ErrorCode:
         got = self.coordinator.prepare_add_partitions(
-            transactional_id, producer_id, producer_epoch, partitions, clock.now_ms()
+            transactional_id,
+            producer_id,
+            producer_epoch,
+            partitions,
+            clock.now_ms(),
+            client_transaction_version,
         )
         if isinstance(got, ErrorCode):
             return got
         return await self.write(got)
 
     async def end_txn(
-        self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
-    ) -> ErrorCode:
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        client_transaction_version: int = 0,
+    ) -> tuple[ErrorCode, int, int]:
+        """The error, and the producer id and epoch the client continues with (EndTxn v5)."""
         got = self.coordinator.prepare_end_txn(
             transactional_id,
             producer_id,
@@ -288,10 +301,12 @@ class TxnService:
             commit=commit,
             from_client=True,
             now_ms=clock.now_ms(),
+            client_transaction_version=client_transaction_version,
         )
-        if isinstance(got, ErrorCode):
-            return got
-        return await self._end(got, commit)
+        err = got if isinstance(got, ErrorCode) else await self._end(got, commit)
+        if err:
+            return err, -1, -1
+        return (ErrorCode.none, *self.coordinator.producer_after_end(transactional_id))
 
     async def _end(self, prepared: Prepared, commit: bool) -> ErrorCode:
         """Write PrepareCommit/PrepareAbort, then start the markers (answered before they are
@@ -327,17 +342,25 @@ class TxnService:
         producer_id: int,
         producer_epoch: int,
         partitions: list[TopicPartition],
+        add: bool = False,
     ) -> dict[TopicPartition, ErrorCode]:
-        """The verifier seam (KIP-890): is each partition in the producer's transaction?"""
+        """The verifier seam (KIP-890): is each partition in the producer's transaction? With
+        ``add`` (a transactions version 2 client, KIP-890 part 2) the partitions are added to
+        it instead, as its AddPartitionsToTxn would have."""
         leader = self.coordinator_node(transactional_id)
         if leader is None:
             return dict.fromkeys(partitions, ErrorCode.coordinator_not_available)
         if leader == self.broker.broker_id:
+            if add:
+                err = await self.add_partitions(
+                    transactional_id, producer_id, producer_epoch, partitions, TV_2
+                )
+                return dict.fromkeys(partitions, err)
             return self.coordinator.verify_partitions(
                 transactional_id, producer_id, producer_epoch, partitions
             )
         return await self._verify_remote(
-            leader, transactional_id, producer_id, producer_epoch, partitions
+            leader, transactional_id, producer_id, producer_epoch, partitions, add
         )
 
     async def _verify_remote(
@@ -347,6 +370,7 @@ class TxnService:
         producer_id: int,
         producer_epoch: int,
         partitions: list[TopicPartition],
+        add: bool,
     ) -> dict[TopicPartition, ErrorCode]:
         by_topic: dict[str, list[int]] = {}
         for topic, p in partitions:
@@ -357,7 +381,7 @@ class TxnService:
                     transactional_id=transactional_id,
                     producer_id=producer_id,
                     producer_epoch=producer_epoch,
-                    verify_only=True,
+                    verify_only=not add,
                     topics=tuple(
                         apt_req.AddPartitionsToTxnTopic(name=t, partitions=tuple(ps))
                         for t, ps in by_topic.items()

@@ -14,6 +14,11 @@ AddPartitionsToTxnManager map them for producers:
   metadata refresh), with a message naming the underlying error;
 - INVALID_TXN_STATE ("Partition was not added to the transaction") and others pass through.
 
+Transactions version 2 (KIP-890 part 2): a client of Produce v12+ or TxnOffsetCommit v5+ sends no
+AddPartitionsToTxn/AddOffsetsToTxn; the same question then *adds* the partition to its
+transaction (``add``; AddPartitionsToTxn v5 without verify_only to a remote coordinator), which
+is Kafka's ADD_PARTITION operation. ``verify_produce`` is the Produce handler's entry point.
+
 A partition whose producer already has a transaction open there needs no question
 (``ProducerStateManager.start_verification`` returns None). With
 ``transaction.partition.verification.enable=false`` nothing is asked and appends carry
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
 from kafkapy.protocol.errors import ErrorCode
@@ -56,6 +62,7 @@ class TxnVerifier(Protocol):
         producer_id: int,
         producer_epoch: int,
         partitions: list[TopicPartition],
+        add: bool = False,
     ) -> dict[TopicPartition, ErrorCode]: ...
 
 
@@ -68,6 +75,7 @@ class AcceptAllVerifier:
         producer_id: int,
         producer_epoch: int,
         partitions: list[TopicPartition],
+        add: bool = False,
     ) -> dict[TopicPartition, ErrorCode]:
         return {tp: ErrorCode.none for tp in partitions}
 
@@ -100,6 +108,8 @@ def transactional_batch(topic: str, partition: int, records) -> TransactionalBat
 
 
 ABORTABLE_FROM_PRODUCE_VERSION = 11
+IMPLICIT_ADD_FROM_PRODUCE_VERSION = 12  # Kafka's ADD_PARTITION operation (KIP-890 part 2)
+IMPLICIT_ADD_FROM_TXN_OFFSET_COMMIT_VERSION = 5
 
 
 def map_verification_error(
@@ -132,11 +142,13 @@ async def verify_partitions(
     transactional_id: str,
     batches: Sequence[TransactionalBatch],
     map_error: Callable[[int], tuple[ErrorCode, str | None]] = map_verification_error,
+    add: bool = False,
 ) -> tuple[dict[TopicPartition, object], dict[TopicPartition, tuple[ErrorCode, str | None]]]:
-    """Start verification where needed and ask the coordinator. Returns the guard each
-    partition's append must present, and the partitions refused (error, message) as
-    ``map_error`` maps the coordinator's answers (producers' mapping by default; the group
-    coordinator's TxnOffsetCommit maps them its own way)."""
+    """Start verification where needed and ask the coordinator (``add``: to add the partitions,
+    for a transactions version 2 client). Returns the guard each partition's append must
+    present, and the partitions refused (error, message) as ``map_error`` maps the
+    coordinator's answers (producers' mapping by default; the group coordinator's
+    TxnOffsetCommit maps them its own way)."""
     guards: dict[TopicPartition, object] = {}
     if not broker.config.transaction_partition_verification_enable:
         return {(b.topic, b.partition): SKIP_VERIFICATION for b in batches}, {}
@@ -155,7 +167,7 @@ async def verify_partitions(
     if not ask or first is None:
         return guards, {}
     answers = await broker.txn_verifier.verify(
-        transactional_id, first.producer_id, first.producer_epoch, ask
+        transactional_id, first.producer_id, first.producer_epoch, ask, add
     )
     refused = {}
     for tp in ask:
@@ -163,3 +175,21 @@ async def verify_partitions(
         if err != ErrorCode.none:
             refused[tp] = (err, msg)
     return guards, refused
+
+
+async def verify_produce(
+    broker,
+    transactional_id: str,
+    batches: Sequence[TransactionalBatch],
+    produce_version: int,
+) -> tuple[dict[TopicPartition, object], dict[TopicPartition, tuple[ErrorCode, str | None]]]:
+    """``verify_partitions`` for a Produce request: from v12 the client uses transactions version
+    2 (KIP-890 part 2: it sends no AddPartitionsToTxn) and the coordinator adds the partitions
+    the leader asks about; before, they are only verified."""
+    return await verify_partitions(
+        broker,
+        transactional_id,
+        batches,
+        partial(map_verification_error, produce_version=produce_version),
+        add=produce_version >= IMPLICIT_ADD_FROM_PRODUCE_VERSION,
+    )
