@@ -1,17 +1,17 @@
 """Sending a transaction's commit/abort markers to the leaders of its partitions, and writing
 its completion (Kafka's TransactionMarkerChannelManager).
 
-Each ``MarkerJob`` (kafkapy.coordinator.txn.markers) is split by partition leader into per-
-destination queues; one task per destination broker drains its queue into a single request: an in-
-process call of the marker-writing seam (``server.txn_markers.write_txn_markers``) when this broker
-leads the partitions, WriteTxnMarkers over the wire otherwise (v2, whose markers carry the
+Each ``MarkerJob`` (kafkapy.coordinator.txn.markers) is split by partition leader into
+per-destination queues; one task per destination broker drains its queue into a single request: an
+in-process call of the marker-writing seam (``server.txn_markers.write_txn_markers``) when this
+broker leads the partitions, WriteTxnMarkers over the wire otherwise (v2, whose markers carry the
 transaction version, when one of them is of a transactions version 2 client; else v1). Each
 partition's answer is classified by the job: written, retried after a short backoff with the leader
 looked up again (leader moved, ISR too small, timeout, unreachable broker), or the whole job
-cancelled (coordinator epoch or producer epoch fenced, or this broker no longer coordinates the id).
-Partitions of deleted topics are skipped; partitions whose leader is unknown wait and retry. When no
-partition is left, CompleteCommit/CompleteAbort is written, again and again while the answer is
-COORDINATOR_NOT_AVAILABLE (the ISR of __transaction_state is short), as Kafka does.
+cancelled (coordinator epoch or producer epoch fenced, or this broker no longer coordinates the
+id). Partitions of deleted topics are skipped; partitions whose leader is unknown wait and retry.
+When no partition is left, CompleteCommit/CompleteAbort is written, again and again while the
+answer is COORDINATOR_NOT_AVAILABLE (the ISR of __transaction_state is short), as Kafka does.
 """
 
 from __future__ import annotations
