@@ -1442,6 +1442,8 @@ def check_end_txn(env: Env, v: int) -> None:
     assert resp.error_code == (E.producer_fenced if v >= 2 else E.invalid_producer_epoch)
     resp = env.request(make("EndTxn", v, env, committed=True, **spec))
     assert ok(resp.error_code), resp
+    if v >= 5:  # transactions version 2: the epoch is bumped and answered
+        assert (resp.producer_id, resp.producer_epoch) == (pid, epoch + 1), resp
     _wait_txn_state(env, txn, "CompleteCommit")
     assert ok(env.request(make("EndTxn", v, env, committed=True, **spec)).error_code)  # a retry
     resp = env.request(make("EndTxn", v, env, committed=False, **spec))
