@@ -31,8 +31,10 @@ API_TOKENS = "delegation tokens are not implemented by kafkapy"
 API_KRAFT = ("KRaft quorum and feature APIs: kafkapy runs on ZooKeeper-era metadata and has no "
              "quorum or finalized features")
 API_ABSENT = f"API kafkapy does not serve ({PROTOCOL_LINE})"
-FEATURES = ("kafkapy advertises no supported or finalized features (no metadata.version, "
-            "group.version, transaction.version ...)")
+FEATURES = ("kafkapy finalizes only the features whose semantics it implements "
+            "(transaction.version 2); it has no metadata.version, group.version, share.version ...")
+API_TXN_OFFSET_COMMIT_V6 = ("TxnOffsetCommit v6 names topics by id (KIP-1319); kafkapy serves up "
+                            "to v5 (transactions version 2)")
 MIN_ISR_CLUSTER_DEFAULT = ("Kafka 4.4's storage format (ELR on) records min.insync.replicas as a "
                            "cluster-wide dynamic default; kafkapy has only the static default")
 FETCH_OUT_OF_RANGE = (f"Kafka 4.4 answers OFFSET_OUT_OF_RANGE with high watermark, last stable "
@@ -63,9 +65,8 @@ KNOWN: list[Known] = [
     Known('api_versions', 'api_keys.11:join_group', '0..9', '2..9', API_JOIN_MIN),
     Known('api_versions', 'api_keys.18:api_versions', '0..5', '0..4', API_MAX),
     Known('api_versions', 'api_keys.1:fetch', '4..18', '4..17', API_MAX),
-    Known('api_versions', 'api_keys.26:end_txn', '0..5', '0..4', API_MAX),
-    Known('api_versions', 'api_keys.27:write_txn_markers', '1..2', '1..1', API_MAX),
-    Known('api_versions', 'api_keys.28:txn_offset_commit', '0..6', '0..4', API_MAX),
+    Known('api_versions', 'api_keys.28:txn_offset_commit', '0..6', '0..5',
+          API_TXN_OFFSET_COMMIT_V6),
     Known('api_versions', 'api_keys.2:list_offsets', '1..11', '1..10', API_MAX),
     Known('api_versions', 'api_keys.34:alter_replica_log_dirs', '1..2', '<absent>', API_ABSENT),
     Known('api_versions', 'api_keys.35:describe_log_dirs', '1..5', '1..4', API_MAX),
@@ -108,7 +109,6 @@ KNOWN: list[Known] = [
     Known('api_versions', 'api_keys.93:unknown', '0..0', '<absent>', API_ABSENT),
     Known('api_versions', 'api_keys.94:unknown', '0..0', '<absent>', API_ABSENT),
     Known('api_versions', 'api_keys.9:offset_fetch', '1..10', '1..9', API_MAX),
-    Known('api_versions', 'finalized_features', '<absent>', {}, FEATURES),
     Known('api_versions', 'finalized_features.eligible.leader.replicas.version',
           '1..1',
           '<absent>',
@@ -117,7 +117,6 @@ KNOWN: list[Known] = [
     Known('api_versions', 'finalized_features.metadata.version', '33..33', '<absent>', FEATURES),
     Known('api_versions', 'finalized_features.share.version', '2..2', '<absent>', FEATURES),
     Known('api_versions', 'finalized_features.streams.version', '1..1', '<absent>', FEATURES),
-    Known('api_versions', 'finalized_features.transaction.version', '2..2', '<absent>', FEATURES),
     Known('api_versions', 'supported_features', '<absent>', {}, FEATURES),
     Known('api_versions', 'supported_features.metadata.version', '7..33', '<absent>', FEATURES),
     # ---- fetch_out_of_range
