@@ -29,10 +29,9 @@ from kafkapy.coordinator.group.state import append_error_to_response_error
 from kafkapy.protocol.errors import ErrorCode
 
 from .cache import Entry, TxnCache
-from .end_txn_v2 import prepare_end_txn_v2
+from .end_txn_v2 import continued_with, prepare_end_txn_v2
 from .metadata import (
     NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
     TV_0,
     TV_2,
     TopicPartition,
@@ -305,15 +304,9 @@ class TxnCoordinator:
         raise IllegalTransition(f"{transactional_id} found in state {state.display_name}")
 
     def producer_after_end(self, transactional_id: str) -> tuple[int, int]:
-        """The producer id and epoch an EndTxn v5 answer carries: the ones the client continues
-        with (the next producer id with epoch 0 while an exhausted epoch is being replaced)."""
+        """The producer id and epoch an EndTxn v5 answer carries (end_txn_v2.continued_with)."""
         got = self.cache.get(transactional_id)
-        if not isinstance(got, Entry):
-            return NO_PRODUCER_ID, NO_PRODUCER_EPOCH
-        md = got.metadata
-        if md.next_producer_id != NO_PRODUCER_ID:
-            return md.next_producer_id, 0
-        return md.producer_id, md.producer_epoch
+        return continued_with(got.metadata if isinstance(got, Entry) else None)
 
     @staticmethod
     def _invalid_state(md: TxnMetadata, commit: bool) -> ErrorCode:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from kafkapy.protocol.errors import ErrorCode
 
-from .metadata import MAX_EPOCH, NO_PRODUCER_ID, TV_2, TxnMetadata, TxnTransit
+from .metadata import MAX_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TV_2, TxnMetadata, TxnTransit
 from .states import TxnState
 
 log = logging.getLogger("kafkapy.coordinator.txn")
@@ -114,3 +114,13 @@ def prepare_end_txn_v2(
     if state == S.EMPTY and not commit:
         return prepare(S.PREPARE_ABORT)
     return _invalid_state(md, commit)  # commit of Empty, or Dead
+
+
+def continued_with(md: TxnMetadata | None) -> tuple[int, int]:
+    """The producer id and epoch the client continues with after its EndTxn: the bumped epoch,
+    or the next producer id with epoch 0 while an exhausted epoch is being replaced."""
+    if md is None:
+        return NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+    if md.next_producer_id != NO_PRODUCER_ID:
+        return md.next_producer_id, 0
+    return md.producer_id, md.producer_epoch

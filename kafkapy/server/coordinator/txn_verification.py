@@ -179,7 +179,7 @@ async def verify_partitions(
 
 async def verify_produce(
     broker,
-    transactional_id: str,
+    transactional_id: str | None,
     batches: Sequence[TransactionalBatch],
     produce_version: int,
 ) -> tuple[dict[TopicPartition, object], dict[TopicPartition, tuple[ErrorCode, str | None]]]:
@@ -188,7 +188,7 @@ async def verify_produce(
     the leader asks about; before, they are only verified."""
     return await verify_partitions(
         broker,
-        transactional_id,
+        transactional_id or "",
         batches,
         partial(map_verification_error, produce_version=produce_version),
         add=produce_version >= IMPLICIT_ADD_FROM_PRODUCE_VERSION,
