@@ -177,7 +177,14 @@ class ProducerStateManager:
             else:
                 cur_epoch, cur_last, in_txn = -1, NO_SEQUENCE, False
             transactional = bool(h.attributes & TRANSACTIONAL_BIT)
-            if transactional and not in_txn and verification_guard is not SKIP_VERIFICATION:
+            # a transaction open at an older epoch is not this batch's (KIP-890 part 2: the
+            # epoch is bumped per transaction, the batch waits for the old one's marker)
+            in_this_txn = in_txn and (pid in pending or h.producer_epoch == cur_epoch)
+            if (
+                transactional
+                and not in_this_txn
+                and verification_guard is not SKIP_VERIFICATION
+            ):
                 state = self.verifications.get(pid)
                 if state is None or state.guard is not verification_guard:
                     raise InvalidTxnStateError("Record was not part of an ongoing transaction")
@@ -213,14 +220,21 @@ class ProducerStateManager:
         elif not in_sequence(cur_last, seq):
             raise OutOfOrderSequenceError(f"producer {pid}: sequence {seq} after {cur_last}")
 
-    def has_ongoing_txn(self, producer_id: int) -> bool:
+    def has_ongoing_txn(self, producer_id: int, epoch: int | None = None) -> bool:
+        """Whether the producer has a transaction open here (at ``epoch``, when given)."""
         entry = self.producers.get(producer_id)
-        return entry is not None and entry.current_txn_first_offset >= 0
+        return (
+            entry is not None
+            and entry.current_txn_first_offset >= 0
+            and (epoch is None or entry.epoch == epoch)
+        )
 
     def start_verification(self, producer_id: int, sequence: int, epoch: int) -> object | None:
         """The guard a transactional append must present after the coordinator verified the
-        partition (None: the producer's transaction is open here, no verification needed)."""
-        if self.has_ongoing_txn(producer_id):
+        partition (None: the producer's transaction is open here at that epoch, no verification
+        needed; a transaction open at an older epoch is the previous one, whose marker has not
+        landed yet under transactions version 2)."""
+        if self.has_ongoing_txn(producer_id, epoch):
             return None
         state = self.verifications.get(producer_id)
         if state is None:

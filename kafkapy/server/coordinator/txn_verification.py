@@ -17,7 +17,10 @@ AddPartitionsToTxnManager map them for producers:
 Transactions version 2 (KIP-890 part 2): a client of Produce v12+ or TxnOffsetCommit v5+ sends no
 AddPartitionsToTxn/AddOffsetsToTxn; the same question then *adds* the partition to its
 transaction (``add``; AddPartitionsToTxn v5 without verify_only to a remote coordinator), which
-is Kafka's ADD_PARTITION operation. ``verify_produce`` is the Produce handler's entry point.
+is Kafka's ADD_PARTITION operation; CONCURRENT_TRANSACTIONS (the previous transaction's markers
+still being written) is then asked again for up to 100 ms, as Kafka's ReplicaManager does with
+add.partitions.to.txn.retry.backoff.ms/.max.ms at their defaults. ``verify_produce`` is the
+Produce handler's entry point.
 
 A partition whose producer already has a transaction open there needs no question
 (``ProducerStateManager.start_verification`` returns None). With
@@ -31,6 +34,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Protocol
+
+import trio
 
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.record_batch import TRANSACTIONAL_BIT
@@ -108,6 +113,9 @@ def transactional_batch(topic: str, partition: int, records) -> TransactionalBat
 
 
 ABORTABLE_FROM_PRODUCE_VERSION = 11
+# Kafka's add.partitions.to.txn.retry.backoff.ms and .max.ms defaults (kafkapy uses the defaults)
+ADD_RETRY_BACKOFF_S = 0.020
+ADD_RETRY_MAX_S = 0.100
 IMPLICIT_ADD_FROM_PRODUCE_VERSION = 12  # Kafka's ADD_PARTITION operation (KIP-890 part 2)
 IMPLICIT_ADD_FROM_TXN_OFFSET_COMMIT_VERSION = 5
 
@@ -135,6 +143,30 @@ def map_verification_error(
             f"Underlying error: {err.name.upper()}",
         )
     return err, None
+
+
+async def _ask(
+    broker, transactional_id: str, first: TransactionalBatch, ask: list[TopicPartition], add: bool
+) -> dict[TopicPartition, ErrorCode]:
+    """The coordinator's answers. An add (transactions version 2) answered
+    CONCURRENT_TRANSACTIONS, the previous transaction's markers still being written, is asked
+    again after 20 ms for up to 100 ms, as Kafka's ReplicaManager retries it, so that a
+    producer's first write of its next transaction does not fail for a commit it just made."""
+    answers = await broker.txn_verifier.verify(
+        transactional_id, first.producer_id, first.producer_epoch, ask, add
+    )
+    deadline = trio.current_time() + ADD_RETRY_MAX_S
+    while add:
+        again = [tp for tp in ask if answers.get(tp) == ErrorCode.concurrent_transactions]
+        if not again or trio.current_time() + ADD_RETRY_BACKOFF_S > deadline:
+            break
+        await trio.sleep(ADD_RETRY_BACKOFF_S)
+        answers.update(
+            await broker.txn_verifier.verify(
+                transactional_id, first.producer_id, first.producer_epoch, again, add
+            )
+        )
+    return answers
 
 
 async def verify_partitions(
@@ -166,9 +198,7 @@ async def verify_partitions(
             ask.append((b.topic, b.partition))
     if not ask or first is None:
         return guards, {}
-    answers = await broker.txn_verifier.verify(
-        transactional_id, first.producer_id, first.producer_epoch, ask, add
-    )
+    answers = await _ask(broker, transactional_id, first, ask, add)
     refused = {}
     for tp in ask:
         err, msg = map_error(answers.get(tp, ErrorCode.none))
