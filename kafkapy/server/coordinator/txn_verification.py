@@ -145,30 +145,6 @@ def map_verification_error(
     return err, None
 
 
-async def _ask(
-    broker, transactional_id: str, first: TransactionalBatch, ask: list[TopicPartition], add: bool
-) -> dict[TopicPartition, ErrorCode]:
-    """The coordinator's answers. An add (transactions version 2) answered
-    CONCURRENT_TRANSACTIONS, the previous transaction's markers still being written, is asked
-    again after 20 ms for up to 100 ms, as Kafka's ReplicaManager retries it, so that a
-    producer's first write of its next transaction does not fail for a commit it just made."""
-    answers = await broker.txn_verifier.verify(
-        transactional_id, first.producer_id, first.producer_epoch, ask, add
-    )
-    deadline = trio.current_time() + ADD_RETRY_MAX_S
-    while add:
-        again = [tp for tp in ask if answers.get(tp) == ErrorCode.concurrent_transactions]
-        if not again or trio.current_time() + ADD_RETRY_BACKOFF_S > deadline:
-            break
-        await trio.sleep(ADD_RETRY_BACKOFF_S)
-        answers.update(
-            await broker.txn_verifier.verify(
-                transactional_id, first.producer_id, first.producer_epoch, again, add
-            )
-        )
-    return answers
-
-
 async def verify_partitions(
     broker,
     transactional_id: str,
@@ -184,24 +160,55 @@ async def verify_partitions(
     guards: dict[TopicPartition, object] = {}
     if not broker.config.transaction_partition_verification_enable:
         return {(b.topic, b.partition): SKIP_VERIFICATION for b in batches}, {}
-    ask: list[TopicPartition] = []
-    first = batches[0] if batches else None
-    for b in batches:
-        plog = broker.topics.log(b.topic, b.partition)
-        if plog is None:
-            continue  # the append reports the partition's error
-        guard = plog.producer_state.start_verification(
-            b.producer_id, b.base_sequence, b.producer_epoch
-        )
-        if guard is not None:
-            guards[(b.topic, b.partition)] = guard
-            ask.append((b.topic, b.partition))
-    if not ask or first is None:
+    if not batches:
         return guards, {}
-    answers = await _ask(broker, transactional_id, first, ask, add)
+    by_tp = {(b.topic, b.partition): b for b in batches}
+
+    def start(tps: list[TopicPartition]) -> list[TopicPartition]:
+        """Start (again) the verification of ``tps``: those that need the coordinator."""
+        out = []
+        for tp in tps:
+            b = by_tp[tp]
+            plog = broker.topics.log(b.topic, b.partition)
+            guard = None
+            if plog is not None:  # (else the append reports the partition's error)
+                guard = plog.producer_state.start_verification(
+                    b.producer_id, b.base_sequence, b.producer_epoch
+                )
+            if guard is None:
+                guards.pop(tp, None)
+            else:
+                guards[tp] = guard
+                out.append(tp)
+        return out
+
+    first = batches[0]
+    ask = start(list(by_tp))
+    answers: dict[TopicPartition, ErrorCode] = {}
+    deadline = trio.current_time() + ADD_RETRY_MAX_S
+    while ask:
+        answers.update(
+            await broker.txn_verifier.verify(
+                transactional_id, first.producer_id, first.producer_epoch, ask, add
+            )
+        )
+        # an add answered CONCURRENT_TRANSACTIONS (the previous transaction's markers are
+        # being written) is asked again shortly, with a fresh guard: the marker clears the old
+        again = [tp for tp in ask if answers.get(tp) == ErrorCode.concurrent_transactions]
+        if not add or not again or trio.current_time() + ADD_RETRY_BACKOFF_S > deadline:
+            break
+        await trio.sleep(ADD_RETRY_BACKOFF_S)
+        ask = start(again)
+        for tp in set(again) - set(ask):  # its transaction is open here now
+            answers[tp] = ErrorCode.none
+    if add:
+        # added: the previous transaction's marker may have cleared the guard since it was
+        # handed out; under version 2 that marker's epoch bump refuses a late write of the old
+        # transaction anyway, so the guard is renewed
+        start([tp for tp in ask if answers.get(tp) == ErrorCode.none])
     refused = {}
-    for tp in ask:
-        err, msg = map_error(answers.get(tp, ErrorCode.none))
+    for tp, answer in answers.items():
+        err, msg = map_error(answer)
         if err != ErrorCode.none:
             refused[tp] = (err, msg)
     return guards, refused
