@@ -205,6 +205,34 @@ def test_guard_is_void_once_a_marker_was_written(tmp_path: Path) -> None:
     log.close()
 
 
+def test_a_write_of_the_next_epoch_is_verified_while_the_previous_transaction_is_open(
+    tmp_path: Path,
+) -> None:
+    """Transactions version 2: the commit bumps the epoch, and the producer's first write of its
+    next transaction may reach the partition before the commit's marker: it is not part of
+    the open (previous) transaction, so it needs its own verification."""
+    log = open_log(tmp_path)
+    guard = log.producer_state.start_verification(1, 0, 0)
+    append(log, txn_batch(1, 0), guard=guard)  # the transaction of epoch 0
+    assert log.producer_state.start_verification(1, 0, 1) is not None
+    with pytest.raises(InvalidTxnStateError):
+        append(log, txn_batch(1, 0, epoch=1), guard=None)
+    log.close()
+
+
+def test_a_version_2_marker_must_be_above_the_data_epoch(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    append(log, txn_batch(1, 0, epoch=3))
+    with pytest.raises(InvalidProducerEpochError):
+        log.append_end_txn_marker(
+            1, 3, 0, True, leader_epoch=0, now_ms=T0, transaction_version=2
+        )
+    log.append_end_txn_marker(1, 4, 0, True, leader_epoch=0, now_ms=T0, transaction_version=2)
+    # a retry of the written marker closes nothing and is not refused
+    log.append_end_txn_marker(1, 4, 0, True, leader_epoch=0, now_ms=T0, transaction_version=2)
+    log.close()
+
+
 # ---- read_committed -------------------------------------------------------------------------
 
 
