@@ -78,13 +78,16 @@ def prepare_end_txn_v2(
     )
     retry_on_bump = not fencing and md.producer_epoch == producer_epoch + 1
     retry = retry_on_bump or retry_on_overflow
+    # a transition in progress first (Kafka 4.4's order): while the markers of the previous
+    # transaction are written (CompleteCommit/CompleteAbort pending), the client's next EndTxn
+    # at the bumped epoch is told to retry, not fenced
+    if md.pending_state is not None and not fencing:
+        return ErrorCode.concurrent_transactions
     if md.producer_id != producer_id and not retry_on_overflow:
         return ErrorCode.invalid_producer_id_mapping
     if not _valid_epoch(md, producer_epoch, from_client, fencing, retry_on_bump,
                         retry_on_overflow):
         return ErrorCode.producer_fenced
-    if md.pending_state is not None and not fencing:
-        return ErrorCode.concurrent_transactions
 
     def prepare(target: TxnState) -> TxnTransit:
         next_pid = NO_PRODUCER_ID
