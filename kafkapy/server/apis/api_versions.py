@@ -1,9 +1,9 @@
 """ApiVersions (key 18), versions 0-4.
 
-Advertises exactly the registered handlers with the served table's ranges (Kafka 4.0's). No
-features are advertised or finalized: kafkapy implements none of the feature-gated semantics
-(transactions v2, share groups, KRaft versions). A request for an unsupported ApiVersions version
-gets a v0-format reply with UNSUPPORTED_VERSION and ApiVersions' own supported range, as Kafka's
+Advertises exactly the registered handlers with the served table's ranges (Kafka 4.0's), and
+from v3 the supported and finalized features of server/features.py (the levels whose semantics
+kafkapy implements; kafka-features.sh describe reads them). A request for an unsupported
+ApiVersions version gets a v0-format reply with UNSUPPORTED_VERSION and ApiVersions' own supported range, as Kafka's
 broker does, so an old client can retry with a version we serve; the response header is always v0.
 From v3 the client software name and version must match Kafka's pattern (KIP-511), else
 INVALID_REQUEST.
@@ -18,6 +18,7 @@ from kafkapy.protocol.api_table import served_apis
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.wire import INT16, INT32
 
+from .. import features
 from ..registry import REGISTRY, api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
@@ -69,6 +70,23 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     keys = tuple(
         R.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in advertised()
     )
+    version = ctx.header.api_version
+    if version < 3:
+        return build(R.ApiVersionsResponse, error_code=ErrorCode.none, api_keys=keys,
+                     throttle_time=THROTTLE_NONE)
     return build(
-        R.ApiVersionsResponse, error_code=ErrorCode.none, api_keys=keys, throttle_time=THROTTLE_NONE
+        R.ApiVersionsResponse,
+        error_code=ErrorCode.none,
+        api_keys=keys,
+        throttle_time=THROTTLE_NONE,
+        supported_features=tuple(
+            R.SupportedFeatureKey(name=f.name, min_version=f.min_level, max_version=f.max_level)
+            for f in features.supported(version)
+        ),
+        finalized_features_epoch=features.FINALIZED_EPOCH,
+        finalized_features=tuple(
+            R.FinalizedFeatureKey(name=f.name, max_version_level=f.level,
+                                  min_version_level=f.level)
+            for f in features.finalized()
+        ),
     )

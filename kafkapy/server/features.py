@@ -1,0 +1,85 @@
+"""The feature flags kafkapy supports and finalizes (KIP-584), as Apache Kafka 4.4's
+``org.apache.kafka.server.common.Feature`` names them, and the checks of an UpdateFeatures
+request (Kafka's FeatureControlManager and QuorumFeatures).
+
+Each feature gets the range of levels whose semantics kafkapy implements, and the level it
+runs at. A level kafkapy cannot run at is outside the range, so changing to it is refused as
+Apache Kafka 4.4 refuses a level its controller does not support (INVALID_UPDATE_VERSION, "Local
+controller N only supports versions A-B"); since every range is a single level, UpdateFeatures
+can only confirm the running level. Differences from 4.4 (which finalizes group.version 1,
+transaction.version 2, share.version 2, streams.version 1, eligible.leader.replicas.version 1
+and metadata.version 4.4-IV2 by default):
+
+* group.version 1: the consumer group protocol (KIP-848) is served; level 0 (turning it off) is
+  not implemented;
+* transaction.version 0: transactions version 2 (KIP-890 part 2) is not implemented;
+* kraft.version 0, share.version 0, streams.version 0, eligible.leader.replicas.version 0: no
+  KRaft quorum, share groups, streams groups or ELR;
+* metadata.version is not supported at all: it versions the KRaft metadata log, which kafkapy
+  does not have.
+
+ApiVersions (v3+) advertises the supported ranges (v0-v3 omit those starting at 0, as Kafka's
+``ApiVersionsResponse`` does) and the features finalized above level 0, with epoch
+:data:`FINALIZED_EPOCH`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Feature:
+    name: str
+    min_level: int  # lowest level kafkapy can run at
+    max_level: int  # highest level kafkapy can run at
+    level: int  # the level it runs at (finalized when above 0)
+
+
+FEATURES: dict[str, Feature] = {
+    f.name: f
+    for f in (
+        Feature("eligible.leader.replicas.version", 0, 0, 0),
+        Feature("group.version", 1, 1, 1),
+        Feature("kraft.version", 0, 0, 0),
+        Feature("share.version", 0, 0, 0),
+        Feature("streams.version", 0, 0, 0),
+        Feature("transaction.version", 0, 0, 0),
+    )
+}
+
+# the finalized features never change (every supported range is one level): one epoch for ever
+FINALIZED_EPOCH = 0
+
+UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
+
+
+def supported(api_version: int) -> list[Feature]:
+    """The features ApiVersions of ``api_version`` lists as supported."""
+    return [f for f in FEATURES.values() if api_version >= 4 or f.min_level > 0]
+
+
+def finalized() -> list[Feature]:
+    return [f for f in FEATURES.values() if f.level > 0]
+
+
+def update_error(name: str, level: int, upgrade_type: int, controller_id: int) -> str | None:
+    """Why the update of ``name`` to ``level`` is refused (INVALID_UPDATE_VERSION), in Apache
+    Kafka 4.4's words, or None when it is valid (then it changes nothing)."""
+    prefix = f"Invalid update version {level} for feature {name}."
+    if upgrade_type not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
+        return f"{prefix} The controller does not support the given upgrade type."
+    if level < 0:
+        return f"{prefix} A feature version cannot be less than 0."
+    feature = FEATURES.get(name)
+    if feature is None:
+        return f"{prefix} Local controller {controller_id} does not support this feature."
+    if not feature.min_level <= level <= feature.max_level:
+        return (f"{prefix} Local controller {controller_id} only supports versions "
+                f"{feature.min_level}-{feature.max_level}")
+    if upgrade_type == UPGRADE and level < feature.level:
+        return (f"{prefix} Can't downgrade the version of this feature without setting the "
+                "upgrade type to either safe or unsafe downgrade.")
+    if upgrade_type != UPGRADE and level > feature.level:
+        return f"{prefix} Can't downgrade to a newer version."
+    return None
