@@ -3,8 +3,9 @@
 Advertises exactly the registered handlers with the served table's ranges (Kafka 4.0's), and
 from v3 the supported and finalized features of server/features.py (the levels whose semantics
 kafkapy implements; kafka-features.sh describe reads them). A request for an unsupported
-ApiVersions version gets a v0-format reply with UNSUPPORTED_VERSION and ApiVersions' own supported range, as Kafka's
-broker does, so an old client can retry with a version we serve; the response header is always v0.
+ApiVersions version gets a v0-format reply with UNSUPPORTED_VERSION and ApiVersions' own
+supported range, as Kafka's broker does, so an old client can retry with a version we serve; the
+response header is always v0.
 From v3 the client software name and version must match Kafka's pattern (KIP-511), else
 INVALID_REQUEST.
 """
