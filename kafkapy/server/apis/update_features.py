@@ -22,7 +22,7 @@ from kafkapy.protocol.errors import ErrorCode
 from .. import features
 from ..registry import api
 from ..request_context import RequestContext
-from ..responses import THROTTLE_NONE, build
+from ..responses import THROTTLE_NONE, build, has_field
 from ..security.authorization import ALTER, CLUSTER_DENIED_MESSAGE, authorize_cluster
 
 ALL_FAILED = "The update failed for all features since the following feature had an error: "
@@ -41,7 +41,10 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
 
     def respond(error: ErrorCode, message: str | None, per_feature: ErrorCode | None,
                 per_message: str | None = None) -> Any:
-        results = () if per_feature is None else tuple(
+        if per_feature is None or not has_field(R.UpdateFeaturesResponse, "results"):
+            return build(R.UpdateFeaturesResponse, throttle_time=THROTTLE_NONE, error_code=error,
+                         error_message=message, results=())
+        results = tuple(
             build(R.UpdatableFeatureResult, feature=u.feature, error_code=per_feature,
                   error_message=per_message)
             for u in request.feature_updates
