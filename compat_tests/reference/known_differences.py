@@ -28,11 +28,12 @@ API_JOIN_MIN = f"Kafka 4.4 advertises JoinGroup from v0; kafkapy from v2 as 4.0 
 API_SHARE = "share groups (KIP-932) are not implemented by kafkapy"
 API_STREAMS = "the streams group protocol (KIP-1071) is not implemented by kafkapy"
 API_TOKENS = "delegation tokens are not implemented by kafkapy"
-API_KRAFT = ("KRaft quorum and feature APIs: kafkapy runs on ZooKeeper-era metadata and has no "
-             "quorum or finalized features")
 API_ABSENT = f"API kafkapy does not serve ({PROTOCOL_LINE})"
-FEATURES = ("kafkapy advertises no supported or finalized features (no metadata.version, "
-            "group.version, transaction.version ...)")
+FEATURES = ("kafkapy finalizes only group.version 1 (the feature levels whose semantics it "
+            "implements; no metadata.version: it has no KRaft metadata log)")
+FEATURE_RANGES = ("kafkapy supports only the feature levels it implements (group.version 1, "
+                  "share.version 0 ...), where 4.4 supports 0 up to its default levels: "
+                  "UpdateFeatures refuses other levels with 'only supports versions A-B'")
 MIN_ISR_CLUSTER_DEFAULT = ("Kafka 4.4's storage format (ELR on) records min.insync.replicas as a "
                            "cluster-wide dynamic default; kafkapy has only the static default")
 FETCH_OUT_OF_RANGE = (f"Kafka 4.4 answers OFFSET_OUT_OF_RANGE with high watermark, last stable "
@@ -47,6 +48,19 @@ OTHER_BROKER_ALTER = ("Kafka 4.4 refuses a broker-config alter naming another br
 RECORD_ERRORS = ("kafkapy does not fill record_errors (batch index and message) for records "
                  "refused by validation, nor Kafka's summary error_message")
 
+
+
+# UpdateFeatures refusals: "... Invalid update version <what>. <why>"
+ALL_FAILED = "The update failed for all features since the following feature had an error: "
+LOCAL = "Local controller 1"
+NO_DOWNGRADE_AS_UPGRADE = ("Can't downgrade the version of this feature without setting the "
+                           "upgrade type to either safe or unsafe downgrade.")
+
+
+def _feature_update(case: str, what: str, kafka_why: str, kafkapy_why: str) -> Known:
+    return Known("update_features", f"{case}.error_message",
+                 f"{ALL_FAILED}Invalid update version {what}. {kafka_why}",
+                 f"{ALL_FAILED}Invalid update version {what}. {kafkapy_why}", FEATURE_RANGES)
 
 KNOWN: list[Known] = [
     # ---- describe_topic_configs
@@ -67,7 +81,6 @@ KNOWN: list[Known] = [
     Known('api_versions', 'api_keys.27:write_txn_markers', '1..2', '1..1', API_MAX),
     Known('api_versions', 'api_keys.28:txn_offset_commit', '0..6', '0..4', API_MAX),
     Known('api_versions', 'api_keys.2:list_offsets', '1..11', '1..10', API_MAX),
-    Known('api_versions', 'api_keys.34:alter_replica_log_dirs', '1..2', '<absent>', API_ABSENT),
     Known('api_versions', 'api_keys.35:describe_log_dirs', '1..5', '1..4', API_MAX),
     Known('api_versions', 'api_keys.38:create_delegation_token', '1..3', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.39:renew_delegation_token', '1..2', '<absent>', API_TOKENS),
@@ -75,16 +88,11 @@ KNOWN: list[Known] = [
     Known('api_versions', 'api_keys.41:describe_delegation_token', '1..3', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.42:delete_groups', '0..3', '0..2', API_MAX),
     Known('api_versions', 'api_keys.45:alter_partition_reassignments', '0..1', '0..0', API_MAX),
-    Known('api_versions', 'api_keys.55:describe_quorum', '0..2', '<absent>', API_KRAFT),
-    Known('api_versions', 'api_keys.57:update_features', '0..2', '<absent>', API_KRAFT),
-    Known('api_versions', 'api_keys.64:unregister_broker', '0..0', '<absent>', API_KRAFT),
     Known('api_versions', 'api_keys.66:list_transactions', '0..2', '0..1', API_MAX),
     Known('api_versions', 'api_keys.76:share_group_heartbeat', '1..1', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.77:share_group_describe', '1..1', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.78:share_fetch', '1..2', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.79:share_acknowledge', '1..2', '<absent>', API_SHARE),
-    Known('api_versions', 'api_keys.80:add_raft_voter', '0..1', '<absent>', API_KRAFT),
-    Known('api_versions', 'api_keys.81:remove_raft_voter', '0..0', '<absent>', API_KRAFT),
     Known('api_versions', 'api_keys.83:initialize_share_group_state',
           '0..0',
           '<absent>',
@@ -108,17 +116,16 @@ KNOWN: list[Known] = [
     Known('api_versions', 'api_keys.93:unknown', '0..0', '<absent>', API_ABSENT),
     Known('api_versions', 'api_keys.94:unknown', '0..0', '<absent>', API_ABSENT),
     Known('api_versions', 'api_keys.9:offset_fetch', '1..10', '1..9', API_MAX),
-    Known('api_versions', 'finalized_features', '<absent>', {}, FEATURES),
     Known('api_versions', 'finalized_features.eligible.leader.replicas.version',
           '1..1',
           '<absent>',
           FEATURES),
-    Known('api_versions', 'finalized_features.group.version', '1..1', '<absent>', FEATURES),
     Known('api_versions', 'finalized_features.metadata.version', '33..33', '<absent>', FEATURES),
     Known('api_versions', 'finalized_features.share.version', '2..2', '<absent>', FEATURES),
     Known('api_versions', 'finalized_features.streams.version', '1..1', '<absent>', FEATURES),
     Known('api_versions', 'finalized_features.transaction.version', '2..2', '<absent>', FEATURES),
-    Known('api_versions', 'supported_features', '<absent>', {}, FEATURES),
+    Known('api_versions', 'supported_features.group.version', '<absent>', '1..1',
+          FEATURE_RANGES),
     Known('api_versions', 'supported_features.metadata.version', '7..33', '<absent>', FEATURES),
     # ---- fetch_out_of_range
     Known('fetch_out_of_range', 'above_end.responses.0.partitions.0.high_watermark',
@@ -225,4 +232,23 @@ KNOWN: list[Known] = [
           OTHER_BROKER_ALTER),
     Known('alter_broker_configs', 'other_broker.error_message',
           'Unexpected broker id, expected 1, but received 7', None, OTHER_BROKER_ALTER),
+    # ---- update_features
+    _feature_update('v0.above_every_level', '9 for feature group.version',
+                    f'{LOCAL} only supports versions 0-1', f'{LOCAL} only supports versions 1-1'),
+    _feature_update('v0.downgrade_as_upgrade', '0 for feature group.version',
+                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 1-1'),
+    _feature_update('v0.share_version_up', '1 for feature share.version',
+                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 0-0'),
+    _feature_update('v1.above_every_level', '9 for feature group.version',
+                    f'{LOCAL} only supports versions 0-1', f'{LOCAL} only supports versions 1-1'),
+    _feature_update('v1.downgrade_as_upgrade', '0 for feature group.version',
+                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 1-1'),
+    _feature_update('v1.share_version_up', '1 for feature share.version',
+                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 0-0'),
+    _feature_update('v2.above_every_level', '9 for feature group.version',
+                    f'{LOCAL} only supports versions 0-1', f'{LOCAL} only supports versions 1-1'),
+    _feature_update('v2.downgrade_as_upgrade', '0 for feature group.version',
+                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 1-1'),
+    _feature_update('v2.share_version_up', '1 for feature share.version',
+                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 0-0'),
 ]
