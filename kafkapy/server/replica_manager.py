@@ -14,11 +14,10 @@ replica.lag.time.max.ms and expand it when a follower caught up — written by t
 state znode with a conditional write (ZooKeeper-era Kafka). Follower duties: LeaderFetcher tasks.
 The high watermarks are checkpointed to replication-offset-checkpoint in each log dir.
 
-Waiting for replication (Kafka's DelayedProduce for acks=all, used by the group coordinator's
-__consumer_offsets writes): ``await_replication`` waits on append/high-watermark events until the
-high watermark passes the written offset, then answers NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND if
-the ISR shrank below min.insync.replicas meanwhile, NOT_LEADER_OR_FOLLOWER if the leadership (its
-epoch) moved, REQUEST_TIMED_OUT at the deadline.
+Writes as the leader (Produce, transaction markers, the coordinators' internal topics) and
+their wait for the ISR (acks=all, Kafka's DelayedProduce) are the partition's write path,
+server/partition.py, which asks this manager for the partition led here (``leader_partition``),
+min.insync.replicas (``min_isr``) and to move the high watermark (``advance_hw``).
 
 A partition whose assignment no longer names this broker (reassigned away) is stopped and its
 log deleted; the controller's topic duties (new partitions' states, reassignments) are in
@@ -73,26 +72,6 @@ def _raw(broker: Broker, key: str, default: str) -> str:
 
 def _bool(v: str) -> bool:
     return str(v).strip().lower() == "true"
-
-
-def replication_outcome(
-    leader_epoch: int | None,
-    isr_size: int,
-    high_watermark: int,
-    epoch: int,
-    required_offset: int,
-    min_isr: int,
-) -> ErrorCode | None:
-    """Kafka's checkEnoughReplicasReachOffset for a write made under ``epoch`` that needs the
-    high watermark at ``required_offset`` (its last offset + 1); None while it must wait.
-    ``leader_epoch`` is this broker's current epoch as leader (None: not the leader)."""
-    if leader_epoch is None or leader_epoch != epoch:
-        return ErrorCode.not_leader_or_follower
-    if high_watermark >= required_offset:
-        if isr_size < min_isr:
-            return ErrorCode.not_enough_replicas_after_append
-        return ErrorCode.none
-    return None
 
 
 class ReplicaManager:
@@ -442,38 +421,6 @@ class ReplicaManager:
         if new > plog.high_watermark:
             plog.high_watermark = new
             self.broker.appended.notify((rp.topic, rp.partition))
-
-    def after_leader_append(self, topic: str, p: int) -> None:
-        rp = self.leader_partition(topic, p)
-        plog = self.broker.logs.get_log(topic, p)
-        if rp is not None and plog is not None:
-            self.advance_hw(rp, plog)
-
-    async def await_replication(
-        self, topic: str, p: int, epoch: int, required_offset: int, timeout_s: float
-    ) -> ErrorCode:
-        """Wait (on events, never polling) until the high watermark of a partition led here
-        under ``epoch`` reaches ``required_offset``; see ``replication_outcome``."""
-        deadline = trio.current_time() + max(timeout_s, 0.0)
-        while True:
-            watch = self.broker.appended.watch([(topic, p)])  # armed before the check
-            rp = self.leader_partition(topic, p)
-            plog = self.broker.logs.get_log(topic, p)
-            got = replication_outcome(
-                rp.leader_epoch if rp is not None and plog is not None else None,
-                len(rp.isr) if rp is not None else 0,
-                plog.high_watermark if plog is not None else -1,
-                epoch,
-                required_offset,
-                self.min_isr(topic),
-            )
-            if got is not None:
-                watch.close()
-                return got
-            if trio.current_time() >= deadline:
-                watch.close()
-                return ErrorCode.request_timed_out
-            await watch.wait(deadline)
 
     def on_replica_fetch(self, replica_id: int, topic: str, p: int, fetch_offset: int) -> int:
         """A follower fetched: record its log end offset; returns an error code."""
