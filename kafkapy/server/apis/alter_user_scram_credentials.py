@@ -117,7 +117,7 @@ async def handle(ctx, request):
     R = ctx.R
     broker = ctx.broker
     rm = broker.replicas
-    if rm is not None and not rm.controller.active:
+    if rm is not None and not rm.controller_loop.controller.active:
         everyone = dict.fromkeys(
             [u.name for u in request.upsertions] + [d.name for d in request.deletions]
         )
