@@ -28,9 +28,9 @@ __consumer_offsets and __transaction_state):
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import trio
 
@@ -48,8 +48,7 @@ if TYPE_CHECKING:
 TopicPartition = tuple[str, int]
 
 
-@dataclass(frozen=True, slots=True)
-class WriteMark:
+class WriteMark(NamedTuple):
     """What a write must see replicated: the high watermark of (``topic``, ``partition``) at
     ``end_offset`` (the offset after the write) under leader epoch ``leader_epoch``."""
 
@@ -181,7 +180,12 @@ async def complete_writes(
     """Finish appends: flush each written log when flush.messages / flush.ms say so, then (with
     ``acks_all``) wait until the ISR has every write not failed so far. One error per write, in
     order (ErrorCode.none for the good ones)."""
-    errors = await flush_when_due(broker, writes, now)
+    due = _flushes_due(broker, writes, now)
+    if not due:  # the usual case
+        if acks_all and broker.replicas is not None:
+            return await await_replication(broker, writes, timeout_s)
+        return [ErrorCode.none] * len(writes)
+    errors = await _flush(broker, writes, due)
     if acks_all and broker.replicas is not None:
         waiting = [i for i, err in enumerate(errors) if err == ErrorCode.none]
         if waiting:
@@ -196,16 +200,33 @@ async def flush_when_due(
 ) -> list[ErrorCode]:
     """flush.messages / flush.ms of the logs written to (the fsyncs off the event loop); per
     write KAFKA_STORAGE_ERROR when its flush failed, else NONE."""
-    errors = [ErrorCode.none] * len(writes)
+    due = _flushes_due(broker, writes, now)
+    return await _flush(broker, writes, due) if due else [ErrorCode.none] * len(writes)
+
+
+def _flushes_due(
+    broker: Broker, writes: Sequence[WriteMark], now: int | None
+) -> list[tuple[int, PartitionLog]]:
+    """The writes whose log is due a flush, with that log (usually none: no await at all)."""
     topics = broker.topics
     assert topics is not None
     at = time.time_ns() // 1_000_000 if now is None else now
+    due = []
     for i, w in enumerate(writes):
-        plog = w.log
-        if plog is None:
-            plog = topics.log(w.topic, w.partition)
-        if plog is None or not plog.flush_due(at):  # the usual case: no await at all
-            continue
+        plog = w.log if w.log is not None else topics.log(w.topic, w.partition)
+        if plog is not None and plog.flush_due(at):
+            due.append((i, plog))
+    return due
+
+
+async def _flush(
+    broker: Broker, writes: Sequence[WriteMark], due: list[tuple[int, PartitionLog]]
+) -> list[ErrorCode]:
+    errors = [ErrorCode.none] * len(writes)
+    topics = broker.topics
+    assert topics is not None
+    for i, plog in due:
+        w = writes[i]
         if topics.log(w.topic, w.partition) is not plog:
             continue  # deleted or replaced while an earlier flush ran
         try:
@@ -223,33 +244,14 @@ async def await_replication(
     write (see ``replication_outcome``), REQUEST_TIMED_OUT for those still short at the
     deadline. Immediate without replication (embedded mode: the one replica is the ISR)."""
     errors = [ErrorCode.none] * len(writes)
-    replicas: Any = broker.replicas
-    topics = broker.topics
-    if replicas is None or topics is None:
+    if broker.replicas is None:
         return errors
     deadline = trio.current_time() + max(timeout_s, 0.0)
-    todo = list(range(len(writes)))
+    todo = _not_replicated(broker, writes, range(len(writes)), errors)  # often done at once
     while todo:
         # armed before the checks: a change in between fires it
         watch = broker.appended.watch([(writes[i].topic, writes[i].partition) for i in todo])
-        left = []
-        for i in todo:
-            w = writes[i]
-            rp = replicas.leader_partition(w.topic, w.partition)
-            plog = topics.log(w.topic, w.partition)
-            got = replication_outcome(
-                rp.leader_epoch if rp is not None and plog is not None else None,
-                len(rp.isr) if rp is not None else 0,
-                plog.high_watermark if plog is not None else -1,
-                w.leader_epoch,
-                w.end_offset,
-                replicas.min_isr(w.topic),
-            )
-            if got is None:
-                left.append(i)
-            else:
-                errors[i] = got
-        todo = left
+        todo = _not_replicated(broker, writes, todo, errors)
         if not todo:
             watch.close()
             break
@@ -260,3 +262,30 @@ async def await_replication(
             break
         await watch.wait(deadline)
     return errors
+
+
+def _not_replicated(
+    broker: Broker, writes: Sequence[WriteMark], todo: Iterable[int], errors: list[ErrorCode]
+) -> list[int]:
+    """The writes of ``todo`` that must still wait; the outcome of the others into ``errors``."""
+    replicas: Any = broker.replicas
+    topics = broker.topics
+    assert topics is not None
+    left = []
+    for i in todo:
+        w = writes[i]
+        rp = replicas.leader_partition(w.topic, w.partition)
+        plog = topics.log(w.topic, w.partition)
+        got = replication_outcome(
+            rp.leader_epoch if rp is not None and plog is not None else None,
+            len(rp.isr) if rp is not None else 0,
+            plog.high_watermark if plog is not None else -1,
+            w.leader_epoch,
+            w.end_offset,
+            replicas.min_isr(w.topic),
+        )
+        if got is None:
+            left.append(i)
+        else:
+            errors[i] = got
+    return left
