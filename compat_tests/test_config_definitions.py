@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from compat_tests.suites import jvm
-from kafkapy.server.config.broker_config import config_definitions as defs
+from kafkapy.server.config import config_definitions as defs
 
 JAVA_SOURCE = Path(__file__).resolve().parent / "reference" / "java" / "ConfigDefDump.java"
 SCOPES = ("broker", "topic", "group")

@@ -30,7 +30,7 @@ from typing import Any
 from broker_config_docs import DESCRIPTIONS
 
 # The one place the broker's config definitions are imported from (kafkapy/server/).
-from kafkapy.server.config.broker_config import (
+from kafkapy.server.config import (
     broker_config,
     config_definitions,
     config_docs,
