@@ -48,10 +48,12 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from common import fmt_values, parse_sections, pin
+from common import alter_topic, create_topic, fmt_values, parse_sections, pin
 from common import progress as common_progress
 
 MiB = 1024 * 1024
@@ -59,7 +61,6 @@ MB = 1e6
 CLIENT_CPU = 0
 BROKER_CPU = 1 if (os.cpu_count() or 1) >= 2 else 0
 RESULTS = Path(__file__).resolve().parent / "results"
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 SECTIONS = ("inprocess", "broker")
 VALUE_SIZE = 1024
 UNIQUE_FRACTION = 0.10
@@ -137,18 +138,6 @@ class Results:
 
 def progress(msg: str) -> None:
     common_progress(msg, "cleaner-bench")
-
-
-def status_kib(pid: int | str, key: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1])
-    return 0
-
-
-def reset_peak_rss(pid: int | str) -> None:
-    with contextlib.suppress(OSError):
-        Path(f"/proc/{pid}/clear_refs").write_text("5")
 
 
 # ---- data -----------------------------------------------------------------------------------
@@ -315,16 +304,18 @@ def clean_child(d: str, out) -> None:
     """One full cleaning pass in a fresh process on the cleaner's core (spawned): its peak RSS
     is the cleaner's, not the filling's."""
     from kafkapy.storage.cleaner import LogCleaner
+    from kafkapy.testing.usage import ProcessUsage
 
     pin(BROKER_CPU)
     mgr = open_manager(Path(d))
     cleaner = LogCleaner(mgr)
-    rss0 = status_kib("self", "VmRSS")
-    reset_peak_rss("self")
+    usage = ProcessUsage("self")
+    rss0 = usage.status_kib("VmRSS")
+    usage.reset_peak()
     t0 = time.perf_counter()
     stats = cleaner.clean_all(int(time.time() * 1000))
     elapsed = time.perf_counter() - t0
-    peak = status_kib("self", "VmHWM")
+    peak = usage.status_kib("VmHWM")
     mgr.shutdown()
     out.send(
         {
@@ -626,57 +617,32 @@ def overlap(passes: list[Pass], a: float, b: float) -> float:
     return sum(max(0.0, min(p.end, b) - max(p.start, a)) for p in passes)
 
 
-class Broker:
-    def __init__(self, root: Path, name: str, overrides: dict[str, str]) -> None:
-        from kafkapy.testing import BrokerProcess
+@contextlib.contextmanager
+def pinned_broker(root: Path, name: str, overrides: dict[str, str]) -> Iterator[Any]:
+    """A running BrokerProcess on the broker core, stopped (up to 60 s) when the block ends."""
+    from kafkapy.testing import BrokerProcess
 
-        self.proc = BrokerProcess(root / name, overrides, cpu=BROKER_CPU)
+    b = BrokerProcess(root / name, overrides, cpu=BROKER_CPU).start()
+    try:
+        yield b
+    finally:
+        b.stop(60)
 
-    def __enter__(self) -> Broker:
-        from confluent_kafka.admin import AdminClient
 
-        self.proc.start()
-        self.bootstrap = self.proc.bootstrap
-        self.pid = self.proc.pid
-        self.admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.proc.stop(60)
-
-    def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-    def create_topic(self, name: str, partitions: int, config: dict | None = None) -> None:
-        from confluent_kafka.admin import NewTopic
-
-        fut = self.admin.create_topics([NewTopic(name, partitions, 1, config=config or {})])
-        fut[name].result(60)
-
-    def alter_topic(self, name: str, config: dict[str, str]) -> None:
-        from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
-
-        entries = [
-            ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET)
-            for k, v in config.items()
-        ]
-        res = ConfigResource(ConfigResource.Type.TOPIC, name, incremental_configs=entries)
-        for fut in self.admin.incremental_alter_configs([res]).values():
-            fut.result(60)
-
-    def measured_produce(self, topic: str, seconds: float) -> dict:
-        reset_peak_rss(self.pid)
-        cpu0 = self.cpu_seconds()
-        n, elapsed, w0, w1 = produce_for(self.bootstrap, topic, seconds)
-        return {
-            "records": n,
-            "elapsed": elapsed,
-            "wall_start": w0,
-            "wall_end": w1,
-            "cpu_s": self.cpu_seconds() - cpu0,
-            "peak_rss_mb": status_kib(self.pid, "VmHWM") / 1024,
-        }
+def measured_produce(b: Any, topic: str, seconds: float) -> dict:
+    """Produce to ``topic`` for ``seconds``: records, time, and the broker's CPU and peak RSS."""
+    usage = b.usage()
+    usage.reset_peak()
+    cpu0 = usage.cpu_seconds()
+    n, elapsed, w0, w1 = produce_for(b.bootstrap, topic, seconds)
+    return {
+        "records": n,
+        "elapsed": elapsed,
+        "wall_start": w0,
+        "wall_end": w1,
+        "cpu_s": usage.cpu_seconds() - cpu0,
+        "peak_rss_mb": usage.peak_rss_mb(),
+    }
 
 
 def run_broker(s: Settings, res: Results, root: Path, rep: int) -> None:
@@ -688,8 +654,9 @@ def run_broker(s: Settings, res: Results, root: Path, rep: int) -> None:
     }
     dirty = "dirty"
     parts = s.dirty_partitions
-    with Broker(root, f"broker-{rep}", overrides) as b:
-        b.create_topic(
+    with pinned_broker(root, f"broker-{rep}", overrides) as b:
+        create_topic(
+            b,
             dirty,
             parts,
             {
@@ -707,23 +674,23 @@ def run_broker(s: Settings, res: Results, root: Path, rep: int) -> None:
         progress(f"  filled {nrec:,} records in {fill_s:.1f} s")
         os.sync()
         time.sleep(1.0)
-        b.create_topic("plain-idle", 1)
+        create_topic(b, "plain-idle", 1)
         progress(f"  produce 1 KiB to a plain topic, cleaner idle ({s.produce_s:.0f} s)")
-        idle = b.measured_produce("plain-idle", s.produce_s)
+        idle = measured_produce(b, "plain-idle", s.produce_s)
         os.sync()
         time.sleep(1.0)
-        b.create_topic("plain-cleaning", 1)
-        b.alter_topic(dirty, {"min.compaction.lag.ms": "0"})
+        create_topic(b, "plain-cleaning", 1)
+        alter_topic(b, dirty, {"min.compaction.lag.ms": "0"})
         time.sleep(0.2)  # log.cleaner.backoff.ms: the cleaner has picked the topic up
         progress(
             f"  produce 1 KiB to a plain topic while '{dirty}' is cleaned ({s.produce_s:.0f} s)"
         )
-        busy = b.measured_produce("plain-cleaning", s.produce_s)
+        busy = measured_produce(b, "plain-cleaning", s.produce_s)
         progress("  waiting for the cleaner to finish")
         deadline = time.monotonic() + 600
         passes: list[Pass] = []
         while time.monotonic() < deadline:
-            passes = cleaner_passes(b.proc.log_text(), dirty)
+            passes = cleaner_passes(b.log_text(), dirty)
             if len({p.partition for p in passes}) >= parts:
                 break
             time.sleep(0.25)
@@ -731,10 +698,10 @@ def run_broker(s: Settings, res: Results, root: Path, rep: int) -> None:
             res.notes.append(f"broker run {rep + 1}: the cleaner did not finish in 600 s")
         os.sync()
         time.sleep(1.0)
-        b.create_topic("plain-after", 1)
+        create_topic(b, "plain-after", 1)
         progress(f"  produce 1 KiB to a plain topic, cleaning done ({s.produce_s:.0f} s)")
-        after = b.measured_produce("plain-after", s.produce_s)
-        uncleanable = [ln for ln in b.proc.log_text().splitlines() if "uncleanable" in ln]
+        after = measured_produce(b, "plain-after", s.produce_s)
+        uncleanable = [ln for ln in b.log_text().splitlines() if "uncleanable" in ln]
         for ln in uncleanable:
             res.notes.append(f"broker run {rep + 1}: {ln}")
             progress(f"CLEANER FAILED: {ln}")

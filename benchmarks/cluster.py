@@ -6,9 +6,10 @@ failover time after kill -9 of a partition leader.
     .venv/bin/python benchmarks/cluster.py --repeat 5 --session-timeout-ms 18000
 
 Setup: one real ZooKeeper server (kafkapy.testing.zookeeper, Debian's zookeeper package) and three
-kafkapy brokers (kafkapy.testing.BrokerProcess) with zookeeper.connect=<zk>/kafkapy, broker.id
-0-2, offsets.topic.replication.factor=3, and the other overrides of
-compat_tests/test_replication_cluster.py.
+kafkapy brokers (kafkapy.testing.cluster.Cluster, as the tests' clusters) with
+zookeeper.connect=<zk>/kafkapy, broker.id 0-2, offsets.topic.replication.factor=3, the tests'
+other cluster settings, and bench_overrides (session timeout, min.insync.replicas=2, 2 MiB
+messages).
 
 Throughput: confluent-kafka, 1 KiB records, batch.size 1 MiB, linger.ms 5, no compression, one
 partition, as fast as the cluster takes them for a fixed time (first record to last
@@ -45,11 +46,10 @@ from collections import Counter
 from pathlib import Path
 
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
-from kazoo.client import KazooClient
+from confluent_kafka.admin import AdminClient
 from latency import Window
 
-from kafkapy.testing import BrokerProcess
+from kafkapy.testing.cluster import Cluster
 from kafkapy.testing.zookeeper import ZooKeeperServer
 
 MiB = 1024 * 1024
@@ -81,117 +81,73 @@ def wait_for(cond, timeout: float = 60.0, what: str = "condition", interval: flo
 # ---- the cluster ------------------------------------------------------------------------------
 
 
-class Cluster:
-    def __init__(self, base: Path, session_ms: int, pin: bool) -> None:
-        self.base = base
-        self.session_ms = session_ms
-        self.zk_server = ZooKeeperServer(base / "zookeeper")
-        self.pin = pin
-        self.brokers: dict[int, BrokerProcess] = {}
-        self.zk: KazooClient | None = None
+def bench_overrides(session_ms: int) -> dict[str, str]:
+    """What the benchmark's brokers set beyond kafkapy.testing.cluster's test settings: the
+    session timeout, RF=3 topics with min.insync.replicas=2 by default, 2 MiB messages."""
+    return {
+        "zookeeper.session.timeout.ms": str(session_ms),
+        "default.replication.factor": "3",
+        "min.insync.replicas": "2",
+        "message.max.bytes": str(2 * MiB),
+    }
 
-    def overrides(self, broker_id: int) -> dict[str, str]:
-        return {
-            "zookeeper.connect": self.zk_server.connect_string + CHROOT,
-            "broker.id": str(broker_id),
-            "zookeeper.session.timeout.ms": str(self.session_ms),
-            "replica.lag.time.max.ms": "3000",
-            "replica.fetch.wait.max.ms": "200",
-            "offsets.topic.num.partitions": "3",
-            "offsets.topic.replication.factor": "3",
-            "default.replication.factor": "3",
-            "min.insync.replicas": "2",
-            "group.initial.rebalance.delay.ms": "0",
-            "replica.high.watermark.checkpoint.interval.ms": "500",
-            "message.max.bytes": str(2 * MiB),
-        }
 
-    def start(self) -> Cluster:
-        progress("starting ZooKeeper")
-        self.zk_server.start()
-        self.zk = KazooClient(hosts=self.zk_server.connect_string, timeout=10.0)
-        self.zk.start(timeout=20)
-        for i in range(3):
-            b = BrokerProcess(
-                self.base / f"broker{i}", self.overrides(i), cpu=BROKER_CPU if self.pin else None
-            )
-            self.brokers[i] = b.start()
-        wait_for(
-            lambda: len(self.zk.get_children(f"{CHROOT}/brokers/ids")) == 3,
-            what="three registered brokers",
-        )
-        wait_for(lambda: self.zk.exists(f"{CHROOT}/controller"), what="a controller")
-        progress(f"3 brokers up: {self.bootstrap}")
-        return self
+def start_cluster(base: Path, session_ms: int, pin: bool) -> tuple[ZooKeeperServer, Cluster]:
+    """ZooKeeper and three brokers (kafkapy.testing.cluster.Cluster), once a controller is up."""
+    progress("starting ZooKeeper")
+    zk = ZooKeeperServer(base / "zookeeper").start()
+    c = Cluster(base, zk.connect_string, extra_overrides=bench_overrides(session_ms),
+                cpu=BROKER_CPU if pin else None)
+    try:
+        c.start()
+        wait_for(lambda: c.zk.exists(f"{CHROOT}/controller"), what="a controller")
+    except BaseException:
+        stop_cluster(zk, c)
+        raise
+    progress(f"3 brokers up: {c.bootstrap}")
+    return zk, c
 
-    def stop(self) -> None:
-        for b in self.brokers.values():
-            b.stop()
-        if self.zk is not None:
-            self.zk.stop()
-            self.zk.close()
-        self.zk_server.stop()
 
-    def cpu_seconds(self) -> float:
-        """CPU seconds (user + system) the three brokers used so far."""
-        total = 0
-        for b in self.brokers.values():
-            fields = Path(f"/proc/{b.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        return total / os.sysconf("SC_CLK_TCK")
+def stop_cluster(zk: ZooKeeperServer, c: Cluster) -> None:
+    try:
+        c.stop()
+    finally:
+        zk.stop()
 
-    def wait_replicated(self, topic: str, rf: int, timeout: float = 120.0) -> float:
-        """perf_counter() once ``rf`` brokers hold as many bytes of ``topic``-0's log as the
-        most any broker holds and they stopped growing (the followers caught up)."""
-        def sizes() -> list[int]:
-            return sorted((sum(f.stat().st_size for f in b.data_dir.rglob(f"{topic}-0/*.log"))
-                           for b in self.brokers.values()), reverse=True)
 
-        deadline = time.monotonic() + timeout
-        last, caught_up = None, None
-        while time.monotonic() < deadline:
-            now = sizes()
-            if now[0] > 0 and len(set(now[:rf])) == 1:
-                if now == last and caught_up is not None:
-                    return caught_up  # and still so one poll later
-                if now != last:
-                    caught_up = time.perf_counter()
-            else:
-                caught_up = None
-            last = now
-            time.sleep(0.01)
-        raise RuntimeError(f"{topic}: replicas not caught up after {timeout:g} s: {sizes()}")
+def create_topic(c: Cluster, name: str, rf: int) -> None:
+    """One partition, min.insync.replicas 2 (1 for RF=1); returns once its ISR is full."""
+    c.create_topic(name, partitions=1, rf=rf, **{"min.insync.replicas": str(min(2, rf))})
 
-    @property
-    def bootstrap(self) -> str:
-        return ",".join(b.bootstrap for b in self.brokers.values() if b.proc is not None)
 
-    def state(self, topic: str, p: int) -> dict:
-        path = f"{CHROOT}/brokers/topics/{topic}/partitions/{p}/state"
-        return json.loads(self.zk.get(path)[0])
+def delete_topic(c: Cluster, name: str) -> None:
+    try:
+        c.delete_topic(name)
+    except Exception as e:  # keep going: the topic only costs disk
+        progress(f"delete {name}: {e}")
 
-    def create_topic(self, name: str, rf: int, partitions: int = 1) -> None:
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        fs = admin.create_topics(
-            [NewTopic(name, partitions, rf, config={"min.insync.replicas": str(min(2, rf))})]
-        )
-        for f in fs.values():
-            f.result(30)
-        wait_for(
-            lambda: all(
-                len(self.state(name, p)["isr"]) == rf and self.state(name, p)["leader"] >= 0
-                for p in range(partitions)
-            ),
-            what=f"{name} full ISR",
-        )
 
-    def delete_topic(self, name: str) -> None:
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        for f in admin.delete_topics([name]).values():
-            try:
-                f.result(30)
-            except Exception as e:  # keep going: the topic only costs disk
-                progress(f"delete {name}: {e}")
+def wait_replicated(c: Cluster, topic: str, rf: int, timeout: float = 120.0) -> float:
+    """perf_counter() once ``rf`` brokers hold as many bytes of ``topic``-0's log as the most
+    any broker holds and they stopped growing (the followers caught up)."""
+    def sizes() -> list[int]:
+        return sorted((sum(f.stat().st_size for f in b.data_dir.rglob(f"{topic}-0/*.log"))
+                       for b in c.brokers.values()), reverse=True)
+
+    deadline = time.monotonic() + timeout
+    last, caught_up = None, None
+    while time.monotonic() < deadline:
+        now = sizes()
+        if now[0] > 0 and len(set(now[:rf])) == 1:
+            if now == last and caught_up is not None:
+                return caught_up  # and still so one poll later
+            if now != last:
+                caught_up = time.perf_counter()
+        else:
+            caught_up = None
+        last = now
+        time.sleep(0.01)
+    raise RuntimeError(f"{topic}: replicas not caught up after {timeout:g} s: {sizes()}")
 
 
 # ---- throughput -------------------------------------------------------------------------------
@@ -259,7 +215,7 @@ def run_throughput(c: Cluster, seconds: float, repeat: int, samples: dict) -> No
     for rep in range(repeat):
         for key, rf, acks, label in THROUGHPUT_CASES:
             topic = f"tp-{key.replace('.', '-')}-{rep}"
-            c.create_topic(topic, rf)
+            create_topic(c, topic, rf)
             leader = c.state(topic, 0)["leader"]
             progress(f"[{rep + 1}/{repeat}] {label}, leader broker {leader} ({seconds:g} s)")
             cpu0 = c.cpu_seconds()
@@ -269,7 +225,7 @@ def run_throughput(c: Cluster, seconds: float, repeat: int, samples: dict) -> No
             cores = window.close()
             # every replica holds every record: with acks=1 the followers may still be copying
             # when the last acknowledgement came
-            replicated = c.wait_replicated(topic, rf) - start
+            replicated = wait_replicated(c, topic, rf) - start
             cpu = c.cpu_seconds() - cpu0
             rec_s = n / elapsed
             samples.setdefault(key, []).append(
@@ -289,7 +245,7 @@ def run_throughput(c: Cluster, seconds: float, repeat: int, samples: dict) -> No
                      f"{n * SIZE / MB / replicated:.1f} MB/s, brokers' CPU "
                      f"{cpu * 1000 / (n * SIZE / MB):.2f} ms/MB, broker core "
                      f"{cores.get(f'core{BROKER_CPU}_busy', 0.0):.0f} % busy")
-            c.delete_topic(topic)
+            delete_topic(c, topic)
 
 
 # ---- follower fetch latency -------------------------------------------------------------------
@@ -307,7 +263,7 @@ def follower_latency(c: Cluster, records: int = 300) -> dict[str, float]:
     from raw_produce import produce_batch, produce_request
 
     topic = "follower-latency"
-    c.create_topic(topic, 3)
+    create_topic(c, topic, 3)
     leader = c.brokers[c.state(topic, 0)["leader"]]
     batch, _count = produce_batch(SIZE, SIZE + 100)
     frames = {acks: produce_request(topic, 0, batch, acks, 0) for acks in (1, -1)}
@@ -325,7 +281,7 @@ def follower_latency(c: Cluster, records: int = 300) -> dict[str, float]:
             if i >= 20:  # the first ones warm up connections and fetchers
                 times[acks].append((time.perf_counter() - t) * 1000)
             time.sleep(max(0.0, 0.005 - (time.perf_counter() - t)))
-    c.delete_topic(topic)
+    delete_topic(c, topic)
     out = {}
     for q in (50, 99):
         a1, aall = (statistics.quantiles(times[k], n=100)[q - 1] for k in (1, -1))
@@ -338,7 +294,7 @@ def follower_latency(c: Cluster, records: int = 300) -> dict[str, float]:
 
 def run_failover(c: Cluster, repeat: int, samples: list) -> None:
     topic = "failover"
-    c.create_topic(topic, 3, partitions=1)
+    create_topic(c, topic, 3)
     # (monotonic time of the delivery report, sequence number of the record)
     acked: list[tuple[float, int]] = []
     errors: list[str] = []
@@ -544,16 +500,15 @@ def main() -> None:
     throughput: dict[str, list] = {}
     failover: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="kafkapy-cluster-", dir=a.data_dir) as tmp:
-        c = Cluster(Path(tmp), a.session_timeout_ms, pin)
+        zk, c = start_cluster(Path(tmp), a.session_timeout_ms, pin)
         try:
-            c.start()
             if a.only in (None, "throughput"):
                 run_throughput(c, seconds, repeat, throughput)
             if a.only in (None, "failover"):
                 run_failover(c, repeat, failover)
         finally:
             progress("stopping the cluster")
-            c.stop()
+            stop_cluster(zk, c)
     out = table(throughput, failover, a.session_timeout_ms)
     print(out)
     RESULTS.mkdir(parents=True, exist_ok=True)

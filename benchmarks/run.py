@@ -53,19 +53,20 @@ import issue17
 import latency
 import per_request
 import relay
-from common import fmt, fmt_values, parse_sections, pin, progress
+from common import create_topic, delete_topic, fmt, fmt_values, parse_sections, pin, progress
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from raw_produce import raw_produce
 
 from kafkapy.testing import BrokerProcess
+from kafkapy.testing.profiling import py_spy_binary
+from kafkapy.testing.usage import measured
 
 MiB = 1024 * 1024
 MB = 1e6
 CLIENT_CPU = 0
 BROKER_CPU = 1 if (os.cpu_count() or 1) >= 2 else 0
 RESULTS = Path(__file__).resolve().parent / "results"
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 LOG_APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
 SECTIONS = ("ceilings", "requests", "produce", "kafka-python", "fetch", "latency", "scale",
             "sessions", "cleaner", "cluster")
@@ -132,71 +133,12 @@ class Results:
 # ---- broker helpers -----------------------------------------------------------------------
 
 
-class Broker:
-    """A BrokerProcess pinned to the broker core, with per-run RSS and CPU accounting."""
-
-    def __init__(self, root: Path, name: str, overrides: dict[str, str] | None = None) -> None:
-        ov = {"log.segment.bytes": str(1024 * MiB), "num.partitions": "1"}
-        ov.update(overrides or {})
-        self.proc = BrokerProcess(root / name, ov, cpu=BROKER_CPU)
-
-    def __enter__(self) -> Broker:
-        self.proc.start()
-        self.bootstrap = self.proc.bootstrap
-        self.pid = self.proc.pid
-        self.admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.proc.stop()
-
-    @property
-    def log_dir(self) -> Path:
-        return self.proc.data_dir / "logs"
-
-    def cpu_seconds(self) -> float:
-        return sum(self.cpu_user_sys())
-
-    def cpu_user_sys(self) -> tuple[float, float]:
-        """(user, system) CPU seconds: Python's own work vs the kernel's (copies, page cache)."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
-
-    def status_kib(self, key: str) -> int:
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-        return 0
-
-    def reset_peak(self) -> None:
-        with contextlib.suppress(OSError):
-            Path(f"/proc/{self.pid}/clear_refs").write_text("5")
-
-    def peak_rss_mb(self) -> float:
-        return self.status_kib("VmHWM") / 1024
-
-    def create_topic(self, name: str, partitions: int = 1, config: dict | None = None) -> None:
-        fut = self.admin.create_topics([NewTopic(name, partitions, 1, config=config or {})])
-        fut[name].result(60)
-
-    def delete_topic(self, name: str) -> None:
-        with contextlib.suppress(Exception):
-            self.admin.delete_topics([name])[name].result(60)
-
-
-@contextlib.contextmanager
-def measured(broker: Broker):
-    """Yield a dict filled, on exit, with the broker's CPU seconds and peak RSS of the block."""
-    out: dict[str, float] = {}
-    broker.reset_peak()
-    user0, sys0 = broker.cpu_user_sys()
-    t0 = time.perf_counter()
-    yield out
-    out["elapsed"] = time.perf_counter() - t0
-    user1, sys1 = broker.cpu_user_sys()
-    out["cpu_user_s"], out["cpu_sys_s"] = user1 - user0, sys1 - sys0
-    out["cpu_s"] = out["cpu_user_s"] + out["cpu_sys_s"]
-    out["peak_rss_mb"] = broker.peak_rss_mb()
+def pinned_broker(root: Path, name: str, overrides: dict[str, str] | None = None) -> BrokerProcess:
+    """A broker on the broker core with 1 GiB segments and one partition per topic by default;
+    ``with`` starts and stops it, ``.usage()`` gives its CPU and peak RSS (``measured``)."""
+    ov = {"log.segment.bytes": str(1024 * MiB), "num.partitions": "1"}
+    ov.update(overrides or {})
+    return BrokerProcess(root / name, ov, cpu=BROKER_CPU)
 
 
 # ---- a minimal raw client (request bytes by hand or with kio; responses only counted) --------
@@ -531,29 +473,29 @@ PRODUCE_BROKER = {"file.delete.delay.ms": "0"}
 
 
 def run_produce(s: Settings, res: Results, root: Path, rep: int) -> None:
-    with Broker(root, f"produce-{rep}", PRODUCE_BROKER) as b:
+    with pinned_broker(root, f"produce-{rep}", PRODUCE_BROKER) as b:
         for size in (100, 1024):
             topic = f"raw{size}"
-            b.create_topic(topic, 1)
+            create_topic(b, topic, 1)
             label = f"produce {size} B, acks=1, none, 1 partition, raw pipelined Produce loop"
             progress(f"{label} ({s.produce_s:g} s)")
-            with measured(b) as m:
+            with measured(b.usage()) as m:
                 n, elapsed = raw_produce(b.bootstrap, topic, size, s.produce_s)
             m["elapsed"] = elapsed
             record_run(res, f"produce.raw.{size}", "produce", label, m, n, size, "ceil.write")
-            b.delete_topic(topic)
+            delete_topic(b, topic)
         for i, (size, acks, codec, parts) in enumerate(produce_matrix(s)):
             topic = f"p{i}"
-            b.create_topic(topic, parts)
+            create_topic(b, topic, parts)
             label = f"produce {size} B, acks={acks}, {codec}, {parts} partition{'s' * (parts > 1)}"
             progress(f"{label} ({s.produce_s:g} s)")
-            with measured(b) as m:
+            with measured(b.usage()) as m:
                 n, elapsed = confluent_produce(b.bootstrap, topic, size, s.produce_s, acks, codec,
                                                parts)
             m["elapsed"] = elapsed  # producer side: first record to last acknowledgement
             record_run(res, f"produce.{size}.{acks}.{codec}.{parts}", "produce", label, m, n, size,
                        "ceil.write", f"ceil.client.{size}")
-            b.delete_topic(topic)
+            delete_topic(b, topic)
 
 
 def kafka_python_produce(
@@ -579,13 +521,13 @@ def kafka_python_produce(
 
 
 def run_kafka_python(s: Settings, res: Results, root: Path, rep: int) -> None:
-    with Broker(root, f"kafka-python-{rep}") as b:
+    with pinned_broker(root, f"kafka-python-{rep}") as b:
         for size in (100, 1024):
             topic = f"kp{size}"
-            b.create_topic(topic, 1)
+            create_topic(b, topic, 1)
             label = f"kafka-python produce {size} B, acks=1, none, 1 partition (reference)"
             progress(label)
-            with measured(b) as m:
+            with measured(b.usage()) as m:
                 n, elapsed = kafka_python_produce(b.bootstrap, topic, size, s.produce_s)
             m["elapsed"] = elapsed
             record_run(res, f"kafka_python.{size}", "produce", label, m, n, size, "ceil.write")
@@ -656,15 +598,15 @@ def kcat_fetch(bootstrap: str, topic: str, records: int) -> float:
 
 def run_fetch(s: Settings, res: Results, root: Path, rep: int) -> None:
     size = 1024
-    with Broker(root, f"fetch-{rep}") as b:
-        b.create_topic("f", 1)
+    with pinned_broker(root, f"fetch-{rep}") as b:
+        create_topic(b, "f", 1)
         progress(f"fetch: filling a partition with {s.fetch_bytes // MiB} MiB of {size} B records")
         records = fill_topic(b.bootstrap, "f", size, s.fetch_bytes)
-        log_bytes = sum(p.stat().st_size for p in (b.log_dir / "f-0").glob("*.log"))
-        warm_page_cache(b.log_dir, "f")
+        log_bytes = sum(p.stat().st_size for p in (b.log_dirs[0] / "f-0").glob("*.log"))
+        warm_page_cache(b.log_dirs[0], "f")
         raw_fetch_all(b.bootstrap, "f", records)  # warm the broker (indexes, first requests)
         progress("fetch: raw Fetch v11 loop, page cache warm")
-        with measured(b) as m:
+        with measured(b.usage()) as m:
             nbytes, requests, elapsed = raw_fetch_all(b.bootstrap, "f", records)
         m["elapsed"] = elapsed
         res.add("fetch.raw.mb_s", "fetch",
@@ -680,8 +622,8 @@ def run_fetch(s: Settings, res: Results, root: Path, rep: int) -> None:
                 elapsed / requests * 1000, higher_is_better=False)
         res.extra["fetch_log_bytes"] = log_bytes
         progress("fetch: kcat (librdkafka) from the start, for reference")
-        warm_page_cache(b.log_dir, "f")
-        with measured(b) as m:
+        warm_page_cache(b.log_dirs[0], "f")
+        with measured(b.usage()) as m:
             elapsed = kcat_fetch(b.bootstrap, "f", records)
         res.add("fetch.kcat.mb_s", "fetch", "fetch from the start, kcat (client-bound reference)",
                 "MB/s", log_bytes / elapsed / MB, "ceil.sendfile")
@@ -699,11 +641,11 @@ def run_requests(s: Settings, res: Results, root: Path, rep: int) -> None:
     """Broker CPU per small Produce and per empty long-poll Fetch next to the minimal framed trio
     server's, same frames at the same rate (benchmarks/per_request.py)."""
     seconds = 2.0 if s.quick else 5.0
-    with Broker(root, f"requests-{rep}") as b, per_request.MinimalServer(BROKER_CPU) as m:
+    with pinned_broker(root, f"requests-{rep}") as b, per_request.MinimalServer(BROKER_CPU) as m:
         progress(f"per-request CPU: broker and minimal server, produce and fetch ({seconds:g} s "
                  "each)")
-        b.create_topic("req-produce", 1)
-        b.create_topic("req-fetch", 1)
+        create_topic(b, "req-produce", 1)
+        create_topic(b, "req-fetch", 1)
         got = per_request.run_section([per_request.Server("minimal", m.pid, m.bootstrap, False),
                                        per_request.Server("broker", b.pid, b.bootstrap)],
                                       seconds)
@@ -728,7 +670,7 @@ def run_sessions(s: Settings, res: Results, root: Path, rep: int) -> None:
     against full fetch, broker CPU per request (benchmarks/fetch_sessions.py)."""
     parts = 1000
     seconds = 2.0 if s.quick else 5.0
-    with Broker(root, f"sessions-{rep}") as b:
+    with pinned_broker(root, f"sessions-{rep}") as b:
         progress(f"sessions: {parts} partitions, one record each")
         fetch_sessions.prepare(b.bootstrap, parts, AdminClient, NewTopic, Producer)
         for mode, wait, conns, key in (
@@ -790,12 +732,12 @@ def run_latency(s: Settings, res: Results, root: Path, rep: int) -> None:
     """Latency at 10/50/90 % of the maximum the latency setup itself sustains (benchmarks/
     latency.py says why and what each figure means)."""
     size = 1024
-    with Broker(root, f"latency-{rep}") as b:
-        b.create_topic("lmax", 1, LOG_APPEND_TIME)
+    with pinned_broker(root, f"latency-{rep}") as b:
+        create_topic(b, "lmax", 1, LOG_APPEND_TIME)
         progress(f"latency: maximum end-to-end rate of producer + consumer ({s.produce_s:g} s)")
         top = latency.run_level(b.bootstrap, b.pid, "lmax", size, None, s.produce_s, CLIENT_CPU)
         max_rate = top["e2e_rate"]
-        b.delete_topic("lmax")
+        delete_topic(b, "lmax")
         res.add("latency.max", "latency", "latency setup, maximum end to end (producer and "
                 "consumer on the client core)", "records/s", max_rate,
                 note="offered loads are fractions of this")
@@ -804,14 +746,14 @@ def run_latency(s: Settings, res: Results, root: Path, rep: int) -> None:
         levels = [0.1, 0.5] * (issue17.TAIL_RUNS if rep == 0 else 1) + [0.9]
         for i, frac in enumerate(levels):
             topic = f"lat{i}"
-            b.create_topic(topic, 1, LOG_APPEND_TIME)
+            create_topic(b, topic, 1, LOG_APPEND_TIME)
             rate = max_rate * frac
             tail_run = rep == 0 and frac < 0.9
             if tail_run:
                 progress("latency: the minimal relay's tail first (benchmarks/relay.py)")
                 relayed = relay.run_relay(BROKER_CPU, CLIENT_CPU, s.latency_s)
             progress(f"latency at {frac:.0%} of max = {rate:,.0f} records/s of {size} B")
-            with measured(b) as m:
+            with measured(b.usage()) as m:
                 f = latency.run_level(b.bootstrap, b.pid, topic, size, rate, s.latency_s,
                                       CLIENT_CPU)
             label = f"end-to-end latency at {frac:.0%} of max"
@@ -855,20 +797,21 @@ def run_latency(s: Settings, res: Results, root: Path, rep: int) -> None:
                 "runnable but not running (other processes had its core)")
             add("client_wait", "producer + consumer run-queue wait %",
                 f["producer_wait"] + f["consumer_wait"])
-            b.delete_topic(topic)
+            delete_topic(b, topic)
         if rep == 0:
             run_latency_split(b, res, max_rate * 0.1, s.latency_s, size)
 
 
-def run_latency_split(b: Broker, res: Results, rate: float, seconds: float, size: int) -> None:
+def run_latency_split(b: BrokerProcess, res: Results, rate: float, seconds: float,
+                      size: int) -> None:
     """One more run at 10 % load with a packet tap on the loopback interface
     (benchmarks/wire_split.py): where each record's latency went, and the p99 / p50 that a
     broker whose residence never varied would give with these clients on this machine."""
-    b.create_topic("lsplit", 1, LOG_APPEND_TIME)
+    create_topic(b, "lsplit", 1, LOG_APPEND_TIME)
     progress("latency: one more run at 10 % of max, split on the wire")
     f = latency.run_level(b.bootstrap, b.pid, "lsplit", size, rate, seconds, CLIENT_CPU,
                           tap_cpu=CLIENT_CPU)
-    b.delete_topic("lsplit")
+    delete_topic(b, "lsplit")
     if "split_error" in f or not f.get("split.matched"):
         progress(f"latency split skipped: {f.get('split_error', 'no record found on the wire')}")
         return
@@ -908,10 +851,10 @@ def timed_roundtrips(c: Raw, api_key: int, version: int, body: bytes, n: int,
 
 def run_scale(s: Settings, res: Results, root: Path, rep: int) -> None:
     parts = 1000
-    with Broker(root, f"scale-{rep}", {"group.initial.rebalance.delay.ms": "0"}) as b:
+    with pinned_broker(root, f"scale-{rep}", {"group.initial.rebalance.delay.ms": "0"}) as b:
         progress(f"scale: creating a topic of {parts} partitions")
         t = time.perf_counter()
-        b.create_topic("wide", parts)
+        create_topic(b, "wide", parts)
         res.add("scale.create_ms", "scale", f"CreateTopics, {parts} partitions", "ms",
                 (time.perf_counter() - t) * 1000, higher_is_better=False)
         c = Raw(b.bootstrap)
@@ -924,15 +867,15 @@ def run_scale(s: Settings, res: Results, root: Path, rep: int) -> None:
         res.add("scale.fetch_empty_ms", "scale", f"Fetch v11 of {parts} empty partitions",
                 "ms per request", ms, higher_is_better=False)
         # one producer over 1, 8 and 1,000 partitions on this broker (issue 17's ratios)
-        b.create_topic("narrow", 1)
-        b.create_topic("eight", 8)
+        create_topic(b, "narrow", 1)
+        create_topic(b, "eight", 8)
         for key, topic, n_parts in (("scale.produce_1", "narrow", 1),
                                     ("scale.produce_8", "eight", 8),
                                     ("scale.produce_wide", "wide", parts)):
             progress(f"scale: produce 100 B records over {n_parts} partition(s)")
             client0 = own_cpu_s()
             window = latency.Window({"client": os.getpid()})
-            with measured(b) as m:
+            with measured(b.usage()) as m:
                 n, elapsed = confluent_produce(b.bootstrap, topic, 100, s.produce_s,
                                                partitions=n_parts)
             client = own_cpu_s() - client0
@@ -963,7 +906,7 @@ def run_scale(s: Settings, res: Results, root: Path, rep: int) -> None:
 
         progress("scale: 1,000 idle connections plus one busy producer")
         idle = []
-        with measured(b) as m_conn:
+        with measured(b.usage()) as m_conn:
             for _ in range(1000):
                 r = Raw(b.bootstrap)
                 r.roundtrip(18, 0, b"")  # ApiVersions v0: a real, served connection
@@ -972,8 +915,8 @@ def run_scale(s: Settings, res: Results, root: Path, rep: int) -> None:
                 m_conn["peak_rss_mb"], higher_is_better=False,
                 note=f"{m_conn['elapsed'] * 1000:.0f} ms to open and serve them")
         try:
-            b.create_topic("busy", 1)
-            with measured(b) as m:
+            create_topic(b, "busy", 1)
+            with measured(b.usage()) as m:
                 n, elapsed = confluent_produce(b.bootstrap, "busy", 1024, s.produce_s)
             m["elapsed"] = elapsed
             record_run(res, "scale.idle_conns", "scale",
@@ -984,11 +927,11 @@ def run_scale(s: Settings, res: Results, root: Path, rep: int) -> None:
                 r.close()
 
         progress("scale: 10 consumer groups committing at once")
-        b.create_topic("groups", 10)
+        create_topic(b, "groups", 10)
         run_commits(b, res, s.commit_s)
 
 
-def run_commits(b: Broker, res: Results, seconds: float) -> None:
+def run_commits(b: BrokerProcess, res: Results, seconds: float) -> None:
     groups = 10
     consumers = []
     for g in range(groups):
@@ -1022,7 +965,7 @@ def run_commits(b: Broker, res: Results, seconds: float) -> None:
                 latencies[i].append((time.perf_counter() - t) * 1000)
 
     client0 = own_cpu_s()
-    with measured(b) as m:
+    with measured(b.usage()) as m:
         threads = [threading.Thread(target=commit_loop, args=(i,)) for i in range(groups)]
         for t in threads:
             t.start()
@@ -1068,10 +1011,9 @@ def run_cluster(s: Settings, res: Results, root: Path) -> None:
         if child.is_dir():
             shutil.rmtree(child, ignore_errors=True)
     os.sync()
-    c = cluster.Cluster(root / "cluster", session_ms=6000, pin=True)
+    zk, c = cluster.start_cluster(root / "cluster", session_ms=6000, pin=True)
     samples: dict[str, list] = {}
     try:
-        c.start()
         cluster.run_throughput(c, seconds, s.repeat, samples)
         for _ in range(s.repeat):
             lat = cluster.follower_latency(c)
@@ -1082,7 +1024,7 @@ def run_cluster(s: Settings, res: Results, root: Path) -> None:
                         note=f"acks=1 {lat['acks1.' + q]:.2f} ms, "
                              f"acks=all {lat['acksall.' + q]:.2f} ms")
     finally:
-        c.stop()
+        cluster.stop_cluster(zk, c)
     for key, _rf, _acks, label in cluster.THROUGHPUT_CASES:
         for sample in samples.get(key, []):
             res.add(f"cluster.{key}.records_s", "cluster", f"1024 B, {label}", "records/s",
@@ -1101,10 +1043,9 @@ def run_cluster(s: Settings, res: Results, root: Path) -> None:
 # ---- profiling --------------------------------------------------------------------------------
 
 
-def profile_broker(b: Broker, name: str, load, res: Results, seconds: float = 4.0) -> None:
+def profile_broker(b: BrokerProcess, name: str, load, res: Results, seconds: float = 4.0) -> None:
     """py-spy the broker while `load()` runs; write collapsed stacks and top functions."""
-    spy = Path(sys.executable).with_name("py-spy")
-    if not spy.exists():
+    if py_spy_binary() is None:
         progress("py-spy not installed (.venv/bin/pip install py-spy): profile skipped")
         return
     out = RESULTS / "profiles"
@@ -1112,11 +1053,8 @@ def profile_broker(b: Broker, name: str, load, res: Results, seconds: float = 4.
     raw = out / f"{name}.collapsed.txt"
     progress(f"profiling the broker under {name} load with py-spy")
     load()  # warm: lazily imported schemas and first-request costs stay out of the profile
-    proc = subprocess.Popen(
-        [str(spy), "record", "-p", str(b.pid), "-r", "250", "-d", str(int(seconds)), "-f", "raw",
-         "--nonblocking", "-o", str(raw)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    proc = b.profile(raw, seconds)
+    assert proc is not None
     time.sleep(0.5)
     end = time.monotonic() + seconds
     while time.monotonic() < end and proc.poll() is None:
@@ -1156,18 +1094,18 @@ def summarize_profile(path: Path, n: int = 25) -> str:
 
 
 def run_profiles(s: Settings, res: Results, root: Path) -> None:
-    with Broker(root, "profile", PRODUCE_BROKER) as b:
+    with pinned_broker(root, "profile", PRODUCE_BROKER) as b:
         for size in (100, 1024):
             topic = f"prof{size}"
-            b.create_topic(topic, 1)
+            create_topic(b, topic, 1)
             profile_broker(b, f"produce-{size}B",
                            lambda t=topic, z=size: confluent_produce(b.bootstrap, t, z, 1.0),
                            res)
             topic = f"profraw{size}"
-            b.create_topic(topic, 1)
+            create_topic(b, topic, 1)
             profile_broker(b, f"produce-raw-{size}B",
                            lambda t=topic, z=size: raw_produce(b.bootstrap, t, z, 1.0), res)
-        b.create_topic("wide", 1000)
+        create_topic(b, "wide", 1000)
         c = Raw(b.bootstrap)
         try:
             profile_broker(b, "metadata-1000-partitions",
