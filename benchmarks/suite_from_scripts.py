@@ -104,6 +104,7 @@ def run_cluster(s: Settings, res: Results, root: Path) -> None:
     """acks=all on a replication factor 3 topic against acks=1, on one ZooKeeper and three
     brokers (benchmarks/cluster.py's throughput runs: 1 KiB records, one partition)."""
     import cluster
+    import cluster_setup
 
     seconds = 2.0 if s.quick else 6.0
     # The earlier sections leave gigabytes in the page cache. Free them first, so that the three
@@ -115,7 +116,7 @@ def run_cluster(s: Settings, res: Results, root: Path) -> None:
         if child.is_dir():
             shutil.rmtree(child, ignore_errors=True)
     os.sync()
-    zk, c = cluster.start_cluster(root / "cluster", session_ms=6000, pin=True)
+    zk, c = cluster_setup.start_cluster(root / "cluster", session_ms=6000, pin=True)
     samples: dict[str, list] = {}
     try:
         cluster.run_throughput(c, seconds, s.repeat, samples)
@@ -128,7 +129,7 @@ def run_cluster(s: Settings, res: Results, root: Path) -> None:
                         note=f"acks=1 {lat['acks1.' + q]:.2f} ms, "
                              f"acks=all {lat['acksall.' + q]:.2f} ms")
     finally:
-        cluster.stop_cluster(zk, c)
+        cluster_setup.stop_cluster(zk, c)
     for key, _rf, _acks, label in cluster.THROUGHPUT_CASES:
         for sample in samples.get(key, []):
             res.add(f"cluster.{key}.records_s", "cluster", f"1024 B, {label}", "records/s",
