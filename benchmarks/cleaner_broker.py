@@ -30,7 +30,7 @@ from cleaner_common import (
     make_values,
     progress,
 )
-from common import alter_topic, create_topic
+from common import alter_topic, create_topic, release_admin
 
 
 def producer_config(bootstrap: str) -> dict:
@@ -169,6 +169,7 @@ def pinned_broker(root: Path, name: str, overrides: dict[str, str]) -> Iterator[
     try:
         yield b
     finally:
+        release_admin(b)
         b.stop(60)
 
 

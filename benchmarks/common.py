@@ -54,9 +54,16 @@ def fmt_values(vals: list[float]) -> str:
 
 # ---- topics, as a client creates them ------------------------------------------------------
 # confluent-kafka's AdminClient (not kafkapy.testing.topics' wire connection): a benchmark that
-# times CreateTopics times what a client sees. One admin per broker, living as long as it does.
+# times CreateTopics times what a client sees. One admin per broker, released when the broker's
+# block ends (release_admin), so that no admin keeps polling a stopped broker's port, which a
+# later broker may get, from the client core.
 
 _admins: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def release_admin(broker: Any) -> None:
+    """Drop the broker's AdminClient (librdkafka destroys it with its last reference)."""
+    _admins.pop(broker, None)
 
 
 def admin_of(broker: Any) -> Any:

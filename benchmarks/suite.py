@@ -4,12 +4,14 @@ section shares."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import parse_sections, progress
+from common import parse_sections, progress, release_admin
 
 from kafkapy.testing import BrokerProcess
 
@@ -75,12 +77,20 @@ class Results:
         return statistics.median(row.values) if row and row.values else None
 
 
-def pinned_broker(root: Path, name: str, overrides: dict[str, str] | None = None) -> BrokerProcess:
-    """A broker on the broker core with 1 GiB segments and one partition per topic by default;
-    ``with`` starts and stops it, ``.usage()`` gives its CPU and peak RSS (``measured``)."""
+@contextlib.contextmanager
+def pinned_broker(
+    root: Path, name: str, overrides: dict[str, str] | None = None
+) -> Iterator[BrokerProcess]:
+    """A running broker on the broker core with 1 GiB segments and one partition per topic by
+    default, stopped (and its AdminClient released) when the block ends; ``.usage()`` gives its
+    CPU and peak RSS (``measured``)."""
     ov = {"log.segment.bytes": str(1024 * MiB), "num.partitions": "1"}
     ov.update(overrides or {})
-    return BrokerProcess(root / name, ov, cpu=BROKER_CPU)
+    with BrokerProcess(root / name, ov, cpu=BROKER_CPU) as broker:
+        try:
+            yield broker
+        finally:
+            release_admin(broker)
 
 
 def guarded(res: Results, name: str, fn) -> None:
