@@ -30,7 +30,7 @@ from cleaner_common import (
     make_values,
     progress,
 )
-from common import alter_topic, create_topic, release_admin
+from common import admin_of, alter_topic, create_topic, release_admin
 
 
 def producer_config(bootstrap: str) -> dict:
@@ -166,6 +166,7 @@ def pinned_broker(root: Path, name: str, overrides: dict[str, str]) -> Iterator[
     from kafkapy.testing import BrokerProcess
 
     b = BrokerProcess(root / name, overrides, cpu=BROKER_CPU).start()
+    admin_of(b)  # made before any timing starts, as a client's would be
     try:
         yield b
     finally:

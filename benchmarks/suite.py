@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import parse_sections, progress, release_admin
+from common import admin_of, parse_sections, progress, release_admin
 
 from kafkapy.testing import BrokerProcess
 
@@ -87,6 +87,7 @@ def pinned_broker(
     ov = {"log.segment.bytes": str(1024 * MiB), "num.partitions": "1"}
     ov.update(overrides or {})
     with BrokerProcess(root / name, ov, cpu=BROKER_CPU) as broker:
+        admin_of(broker)  # made before any timing starts, as a client's would be
         try:
             yield broker
         finally:
