@@ -19,7 +19,6 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat_tests.suites import jvm
-from kafkapy.testing import BrokerProcess
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -38,16 +37,13 @@ CONSUMER_PERF_ROW = re.compile(
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory):
+def broker(module_broker_factory):
     jvm.require_kafka_jvm()
     # the runtime install scripts/kafka-*.sh run from (built on first use)
     subprocess.run([str(SCRIPTS / "bootstrap.sh")], check=True, timeout=600)
     # no initial rebalance delay, as Kafka's shipped config/server.properties sets it
-    proc = BrokerProcess(tmp_path_factory.mktemp("java-tools-broker"),
-                         {"group.initial.rebalance.delay.ms": "0"})
-    proc.start()
-    yield proc
-    assert proc.stop() == 0, proc.log_text()[-3000:]
+    return module_broker_factory({"group.initial.rebalance.delay.ms": "0"},
+                                 name="java-tools-broker")
 
 
 @pytest.fixture(autouse=True)

@@ -68,11 +68,11 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         results = _embedded(broker, wanted)
     else:
         try:
-            async with rm.controller_lock:
-                if not rm.controller.active:
+            async with rm.controller_loop.lock:
+                if not rm.controller_loop.controller.active:
                     raise NotControllerError()
                 results = await trio.to_thread.run_sync(
-                    topic_controller.alter, rm.controller, wanted
+                    topic_controller.alter, rm.controller_loop.controller, wanted
                 )
         except NotControllerError:
             top, results = ErrorCode.not_controller, {}
