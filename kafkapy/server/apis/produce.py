@@ -108,7 +108,9 @@ def _append(broker, topic: str, partition: int, records, now_ms: int, acks: int 
         return ErrorCode(e.error_code), -1, -1, -1, None, None
     except OutOfOrderSequenceError as e:  # Kafka sends no message with this error
         return ErrorCode(e.error_code), -1, -1, part.log.log_start_offset, None, None
-    except (RecordBatchError, StorageError) as e:
+    except RecordBatchError as e:  # Kafka sends a message only with record errors (KIP-467)
+        return ErrorCode(e.error_code), -1, -1, part.log.log_start_offset, e.record_errors, None
+    except StorageError as e:
         return ErrorCode(e.error_code), -1, -1, part.log.log_start_offset, str(e) or None, None
     return (
         ErrorCode.none,
