@@ -102,6 +102,7 @@ __all__ = [
     "encode_varint",
     "pack_batch",
     "iter_batches",
+    "keyless_message",
     "keyless_records_error",
     "record_errors_summary",
     "parse_batch_header",
@@ -191,11 +192,13 @@ def _walk_compressed(
 def keyless_records_error(indices: Sequence[int], where: str) -> InvalidRecordsError:
     """INVALID_RECORD naming the keyless records of a batch for a compacted topic, with Kafka
     4.4's messages (``where``: the topic partition, as in "topic-0")."""
-    errors = tuple(
-        (i, f"Compacted topic cannot accept message without key in topic partition {where}")
-        for i in indices
-    )
+    errors = tuple((i, keyless_message(where)) for i in indices)
     return InvalidRecordsError(record_errors_summary(errors))
+
+
+def keyless_message(where: str) -> str:
+    """Kafka 4.4's record error for a keyless record in a compacted topic."""
+    return f"Compacted topic cannot accept message without key in topic partition {where}"
 
 
 def record_errors_summary(errors: tuple[tuple[int, str], ...]) -> RecordErrors:

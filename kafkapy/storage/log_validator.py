@@ -33,6 +33,7 @@ from kafkapy.protocol.record_batch import (
     decode_records,
     encode_batch,
     iter_batches,
+    keyless_message,
     keyless_records_error,
     parse_batch_header,
     record_errors_summary,
@@ -120,10 +121,7 @@ def record_errors(
     lo_text, hi_text = _java_long(now_ms - before), _java_long(now_ms + after)
     for index, r in enumerate(decode_records(memoryview(records)[pos : pos + h.size])):
         if index in missing:
-            errors.append(
-                (index, f"Compacted topic cannot accept message without key in topic partition "
-                        f"{where}")
-            )
+            errors.append((index, keyless_message(where)))
         elif r.timestamp != NO_TIMESTAMP and (r.timestamp < lo or r.timestamp > hi):
             bad_timestamp = True
             errors.append(
