@@ -1,12 +1,14 @@
-"""Crafted v2 record batches for record validation: each has a valid CRC and records that are
-well-formed or broken in one chosen way (lengths past their end, negative lengths and counts,
-trailing bytes, over-long varints, garbage inside compressed data, lying timestamps, keyless
-records for a compacted topic). compat_tests/test_crafted_batches.py sends them to kafkapy and
-reads back what it stored with the Java consumer, librdkafka and kafka-python;
-compat_tests/reference/test_differential_records.py sends them to Apache Kafka 4.4 as well.
+"""Crafted v2 record batches for record validation: each (but ``crc_mismatch``) has a valid CRC
+and records that are well-formed or broken in one chosen way (lengths past their end, negative
+lengths and counts, trailing bytes, over-long varints, garbage inside compressed data, lying
+timestamps, keyless records for a compacted topic). compat_tests/test_crafted_batches.py sends
+them to kafkapy and reads back what it stored with the Java consumer, librdkafka and
+kafka-python; compat_tests/reference/test_differential_records.py sends them to Apache Kafka 4.4
+as well.
 
 ``crafted_cases(now_ms)`` returns the cases by name: (topic kind, batch bytes), the topic kind
-being one of ``TOPIC_CONFIGS`` (plain, compacted, timestamp-bounded).
+being one of ``TOPIC_CONFIGS`` (plain, compacted, timestamp-bounded); ``EXPECTED_ERRORS`` and
+``EXPECTED_RECORD_ERRORS`` are kafkapy's answers (4.4's, but for the refusals FINDINGS.md lists).
 """
 
 from __future__ import annotations
@@ -165,6 +167,7 @@ def crafted_cases(now: int) -> dict[str, tuple[str, bytes]]:
             COMPACTED, batch(r0 + record(record_body(1, key=None)) + record(record_body(2)),
                              3, now)),
         "keyed_in_compacted": (COMPACTED, batch(good(3), 3, now)),
+        "crc_mismatch": (PLAIN, batch(good(3), 3, now)[:-1] + b"\x01"),
     }
     return cases
 
@@ -199,6 +202,7 @@ EXPECTED_ERRORS: dict[str, str] = {
     "future_record_under_honest_base": "invalid_timestamp",
     "past_records": "invalid_timestamp",
     "keyless_in_compacted": INVALID,
+    "crc_mismatch": "corrupt_message",
 }
 # the record_errors batch indices 4.4 gives
 EXPECTED_RECORD_ERRORS: dict[str, list[int]] = {
