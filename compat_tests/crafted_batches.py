@@ -98,6 +98,14 @@ def batch(
     return bytes(out)
 
 
+def _with_attributes(raw: bytes, bits: int) -> bytes:
+    """``raw`` with attribute ``bits`` set, CRC recomputed."""
+    out = bytearray(raw)
+    INT16.pack_into(out, 21, int.from_bytes(out[21:23], "big") | bits)
+    UINT32.pack_into(out, 17, crc32c(memoryview(out)[CRC_START:]))
+    return bytes(out)
+
+
 def good(n: int = 3) -> bytes:
     return b"".join(record(record_body(i)) for i in range(n))
 
@@ -168,6 +176,7 @@ def crafted_cases(now: int) -> dict[str, tuple[str, bytes]]:
                              3, now)),
         "keyed_in_compacted": (COMPACTED, batch(good(3), 3, now)),
         "crc_mismatch": (PLAIN, batch(good(3), 3, now)[:-1] + b"\x01"),
+        "log_append_time_from_producer": (PLAIN, _with_attributes(batch(good(2), 2, now), 0x08)),
     }
     return cases
 
