@@ -45,8 +45,16 @@ FETCH_PARTIAL_BATCH = ("Kafka 4.4 fills a fetch up to the byte limit with log by
 OTHER_BROKER_ALTER = ("Kafka 4.4 refuses a broker-config alter naming another broker's id "
                       "(a client sends it to that broker); kafkapy accepts it, as ZooKeeper mode "
                       "let any broker write any broker's configs")
-RECORD_ERRORS = ("kafkapy does not fill record_errors (batch index and message) for records "
-                 "refused by validation, nor Kafka's summary error_message")
+STRICTER = ("kafkapy refuses (INVALID_RECORD) a batch Kafka 4.4 accepts and stores, because "
+            "readers then fail on it")
+STRICTER_OFFSET_DELTAS = (f"{STRICTER}: offset deltas 0,5 in an uncompressed batch (librdkafka "
+                          "loops on it)")
+STRICTER_NULL_LENGTH = (f"{STRICTER}: a key or value length below -1, which Kafka reads as "
+                        "null (librdkafka stalls on it)")
+STRICTER_HEADER_VALUE = (f"{STRICTER}: a header value length below -1, which Kafka reads as "
+                         "null (librdkafka fails on it)")
+STRICTER_VARINT_BITS = (f"{STRICTER}: a 5-byte varint whose last byte carries bits past 32, "
+                        "which Kafka drops (64-bit readers such as librdkafka do not)")
 
 
 
@@ -158,22 +166,77 @@ KNOWN: list[Known] = [
           'none',
           AUTO_CREATE_SYNC),
     Known('metadata_auto_create', 'first.partitions', 0, 1, AUTO_CREATE_SYNC),
-    # ---- produce_errors
-    Known('produce_errors', 'timestamp_far_future.error_message',
-          'One or more records have been rejected due to invalid timestamp',
-          ('Timestamp <clock> of message with offset 0 is out of range. The timest'
-           'amp should be within [-1, <clock>]'),
-          RECORD_ERRORS),
-    Known('produce_errors', 'timestamp_far_future.record_errors', '<absent>', [], RECORD_ERRORS),
-    Known('produce_errors', 'timestamp_far_future.record_errors.0.batch_index',
-          0,
-          '<absent>',
-          RECORD_ERRORS),
-    Known('produce_errors', 'timestamp_far_future.record_errors.0.batch_index_error_message',
-          ('Timestamp <clock> of message with offset 0 is out of range. The timest'
-           'amp should be within [<clock>, <clock>]'),
-          '<absent>',
-          RECORD_ERRORS),
+    # ---- crafted_records (kafkapy refuses batches 4.4 stores and some readers cannot read)
+    Known('crafted_records', 'header_value_length_minus3.base_offset',
+          0, -1, STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'header_value_length_minus3.error_code',
+          'none', 'invalid_record', STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'header_value_length_minus3.list_by_time_now_plus_1.0',
+          -1, '<absent>', STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'header_value_length_minus3.list_by_time_now_plus_1.1',
+          -1, '<absent>', STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'header_value_length_minus3.list_max_timestamp.0',
+          0, '<absent>', STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'header_value_length_minus3.list_max_timestamp.1',
+          0, '<absent>', STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'header_value_length_minus3.stored_max_timestamp_minus_now',
+          0, '<absent>', STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'key_length_minus5.base_offset',
+          0, -1, STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'key_length_minus5.error_code',
+          'none', 'invalid_record', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'key_length_minus5.list_by_time_now_plus_1.0',
+          -1, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'key_length_minus5.list_by_time_now_plus_1.1',
+          -1, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'key_length_minus5.list_max_timestamp.0',
+          0, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'key_length_minus5.list_max_timestamp.1',
+          0, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'key_length_minus5.stored_max_timestamp_minus_now',
+          0, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'offset_deltas_0_5.base_offset',
+          0, -1, STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'offset_deltas_0_5.error_code',
+          'none', 'invalid_record', STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'offset_deltas_0_5.list_by_time_now_plus_1.0',
+          -1, '<absent>', STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'offset_deltas_0_5.list_by_time_now_plus_1.1',
+          -1, '<absent>', STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'offset_deltas_0_5.list_max_timestamp.0',
+          0, '<absent>', STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'offset_deltas_0_5.list_max_timestamp.1',
+          0, '<absent>', STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'offset_deltas_0_5.stored_max_timestamp_minus_now',
+          0, '<absent>', STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'length_varint_overflow.base_offset',
+          0, -1, STRICTER_VARINT_BITS),
+    Known('crafted_records', 'length_varint_overflow.error_code',
+          'none', 'invalid_record', STRICTER_VARINT_BITS),
+    Known('crafted_records', 'length_varint_overflow.list_by_time_now_plus_1.0',
+          -1, '<absent>', STRICTER_VARINT_BITS),
+    Known('crafted_records', 'length_varint_overflow.list_by_time_now_plus_1.1',
+          -1, '<absent>', STRICTER_VARINT_BITS),
+    Known('crafted_records', 'length_varint_overflow.list_max_timestamp.0',
+          0, '<absent>', STRICTER_VARINT_BITS),
+    Known('crafted_records', 'length_varint_overflow.list_max_timestamp.1',
+          0, '<absent>', STRICTER_VARINT_BITS),
+    Known('crafted_records', 'length_varint_overflow.stored_max_timestamp_minus_now',
+          0, '<absent>', STRICTER_VARINT_BITS),
+    Known('crafted_records', 'value_length_minus7.base_offset',
+          0, -1, STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'value_length_minus7.error_code',
+          'none', 'invalid_record', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'value_length_minus7.list_by_time_now_plus_1.0',
+          -1, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'value_length_minus7.list_by_time_now_plus_1.1',
+          -1, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'value_length_minus7.list_max_timestamp.0',
+          0, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'value_length_minus7.list_max_timestamp.1',
+          0, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'value_length_minus7.stored_max_timestamp_minus_now',
+          0, '<absent>', STRICTER_NULL_LENGTH),
     # ---- delete_records
     Known('delete_records', 'fetch_below_log_start.responses.0.partitions.0.high_watermark',
           -1,

@@ -30,6 +30,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .batch_header import RecordErrors
 from .wire import (
     INT16,
     INT32,
@@ -76,7 +77,8 @@ class PartitionResponse:
     base_offset: int = -1
     log_append_time_ms: int = -1
     log_start_offset: int = -1
-    error_message: str | None = None
+    # a RecordErrors (KIP-467, v8+) gives record_errors and, as error_message, their summary
+    error_message: str | RecordErrors | None = None
 
 
 _ACKS_TIMEOUT = struct.Struct(">hi")
@@ -133,6 +135,16 @@ def _put_string(out: bytearray, s: str | None, flexible: bool) -> None:
     out += raw
 
 
+def _put_record_errors(out: bytearray, record_errors: RecordErrors, flexible: bool) -> None:
+    errors = record_errors.errors
+    out += uvarint(len(errors) + 1) if flexible else INT32.pack(len(errors))
+    for batch_index, message in errors:
+        out += INT32.pack(batch_index)
+        _put_string(out, message, flexible)
+        if flexible:
+            out += b"\x00"
+
+
 _PARTITION_V3 = struct.Struct(">ihqq")  # index, error, base offset, log append time
 _PARTITION_V5 = struct.Struct(">ihqqq")  # ... and log start offset
 _NO_RECORD_ERRORS = {False: b"\x00\x00\x00\x00", True: b"\x01"}
@@ -163,11 +175,16 @@ def encode_produce_response(
             else:
                 out += fixed.pack(p.index, p.error_code, p.base_offset, p.log_append_time_ms)
             if v8:
-                out += no_errors  # no record errors
-                if p.error_message is None:
+                message = p.error_message
+                if message is None:
+                    out += no_errors
                     out += no_message
+                elif isinstance(message, RecordErrors):
+                    _put_record_errors(out, message, flexible)
+                    _put_string(out, message.message, flexible)
                 else:
-                    _put_string(out, p.error_message, flexible)
+                    out += no_errors
+                    _put_string(out, message, flexible)
             if flexible:
                 out += b"\x00"
         if flexible:

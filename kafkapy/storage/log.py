@@ -261,7 +261,7 @@ class PartitionLog(LogReads, LogRetention, TransactionalLog, LogIOGuard):
         if self.metadata_pending is not None:
             self.flush_metadata_file()
         cfg = self.config
-        headers = validate_for_leader(records, cfg, now_ms)
+        headers = validate_for_leader(records, cfg, now_ms, f"{self.topic}-{self.partition}")
         dup = self.producer_state.check(headers, verification_guard, coordinator)
         if dup is not None:
             return AppendResult(

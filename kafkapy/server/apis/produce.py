@@ -56,7 +56,12 @@ from kafkapy.protocol.produce_codec import (
     encode_produce_response,
     parse_produce_request,
 )
-from kafkapy.protocol.record_batch import TRANSACTIONAL_BIT, RecordBatchError, RecordTooLargeError
+from kafkapy.protocol.record_batch import (
+    TRANSACTIONAL_BIT,
+    CorruptRecordError,
+    RecordBatchError,
+    RecordTooLargeError,
+)
 from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.errors import OutOfOrderSequenceError, StorageError
 
@@ -102,13 +107,15 @@ def _append(broker, topic: str, partition: int, records, now_ms: int, acks: int 
         return ErrorCode.invalid_record, -1, -1, -1, ONE_BATCH_ONLY, None
     try:
         res = part.append_records(records, now_ms, verification_guard=guard)
-    except RecordTooLargeError as e:
-        # as Kafka's ReplicaManager: a batch over the size limit leaves no append info (log
-        # start offset -1) and no custom error message
+    except (RecordTooLargeError, CorruptRecordError) as e:
+        # as Kafka's ReplicaManager: a batch over the size limit or corrupt (CRC) leaves no
+        # append info (log start offset -1) and no custom error message
         return ErrorCode(e.error_code), -1, -1, -1, None, None
     except OutOfOrderSequenceError as e:  # Kafka sends no message with this error
         return ErrorCode(e.error_code), -1, -1, part.log.log_start_offset, None, None
-    except (RecordBatchError, StorageError) as e:
+    except RecordBatchError as e:  # Kafka sends a message only with record errors (KIP-467)
+        return ErrorCode(e.error_code), -1, -1, part.log.log_start_offset, e.record_errors, None
+    except StorageError as e:
         return ErrorCode(e.error_code), -1, -1, part.log.log_start_offset, str(e) or None, None
     return (
         ErrorCode.none,
