@@ -1,4 +1,4 @@
-"""Fetch (key 1), versions 4-17.
+"""Fetch (key 1), versions 4-18 (v18 only adds a follower's high watermark tag, skipped).
 
 Long-polls: the response goes out when at least min_bytes of records are available, an error is
 to be reported, or max_wait_ms has passed; waiting is on append events, never by sleeping. Reads
