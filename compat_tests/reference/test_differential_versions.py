@@ -153,9 +153,10 @@ def test_by_topic_id(differential: Differential) -> None:
 
 
 def new_version_fields(target: Target) -> dict[str, Any]:
-    """ListTransactions v2's pattern (a bad one), AlterPartitionReassignments v1 changing the
-    replication factor without leave, DeleteGroups v3 of a group that does not exist, ListOffsets
-    v11 at -6 (earliest pending upload)."""
+    """ListTransactions v2's pattern (a bad one, one matching nothing, an empty one),
+    AlterPartitionReassignments v1 with and without allow_replication_factor_change (echoed),
+    DeleteGroups v3 of a group that does not exist, ListOffsets v11 at -6 (earliest pending
+    upload)."""
     topic = "diff-new-version-fields"
     create_topic(target, topic)
     produce_ok(target, topic, [(int(time.time() * 1000), b"x")])
@@ -174,7 +175,7 @@ def new_version_fields(target: Target) -> dict[str, Any]:
             resp = client.request(ar.AlterPartitionReassignmentsRequest(
                 timeout=datetime.timedelta(seconds=30), allow_replication_factor_change=allow,
                 topics=(ar.ReassignableTopic(name=topic, partitions=(ar.ReassignablePartition(
-                    partition_index=0, replicas=(node, node + 1)),)),)))
+                    partition_index=0, replicas=(node,)),)),)))
             out[f"reassign_allow_{allow}"] = entity_obs(resp)
         dg = _classes(42, 3)
         resp = client.request(dg.DeleteGroupsRequest(groups_names=("diff-no-such-group",)))
@@ -183,7 +184,7 @@ def new_version_fields(target: Target) -> dict[str, Any]:
         resp = client.request(lo.ListOffsetsRequest(
             replica_id=-1, isolation_level=0, timeout=datetime.timedelta(seconds=10),
             topics=(lo.ListOffsetsTopic(name=topic, partitions=(lo.ListOffsetsPartition(
-                partition_index=0, current_leader_epoch=-1, timestamp=ts),)) for ts in (-6, -2))))
+                partition_index=0, current_leader_epoch=-1, timestamp=-6),)),)))
         out["list_offsets_v11"] = entity_obs(resp)
     return out
 

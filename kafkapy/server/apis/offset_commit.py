@@ -58,7 +58,11 @@ def _topic_names(ctx: RequestContext, topics: Any) -> list[str | None]:
 def _by_id_response(
     R: Any, request: Any, names: list[str | None], errors: dict, unknown_error: int
 ) -> tuple:
-    """v10+: the per-topic answer in the request's order, topics named by id."""
+    """v10+: the per-topic answer, topics named by id: those whose id is unknown first, then the
+    others in the request's order, as Kafka's response builder adds errors before merging the
+    coordinator's results."""
+    order = sorted(range(len(names)), key=lambda i: names[i] is not None)
+    topics = [(request.topics[i], names[i]) for i in order]
     return tuple(
         build(
             R.OffsetCommitResponseTopic,
@@ -72,7 +76,7 @@ def _by_id_response(
                 for p in t.partitions
             ),
         )
-        for t, name in zip(request.topics, names, strict=True)
+        for t, name in topics
     )
 
 
