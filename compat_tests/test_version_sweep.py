@@ -334,7 +334,10 @@ def check_produce(env: Env, v: int) -> None:
         )
     )
     (t,) = resp.responses
-    assert t.name == SWEEP
+    if v >= 13:  # topics named by id (KIP-516), in the request and the answer
+        assert t.topic_id == env.topic_id, t
+    else:
+        assert t.name == SWEEP
     (p,) = t.partition_responses
     assert p.index == 0
     assert ok(p.error_code), p
@@ -379,13 +382,18 @@ def check_produce(env: Env, v: int) -> None:
         assert ok(resp.error_code)
     env.hw[0] += 1
     assert list_offset(env, SWEEP, 0, -1).offset == env.hw[0]
-    # Errors: bad acks, an unknown topic, an unknown partition.
-    for spec, want in (
-        ({"acks": 2}, E.invalid_required_acks),
-        (
+    # Errors: bad acks, an unknown topic (an unknown topic id from v13), an unknown partition.
+    absent_topic = (
+        ({"topic_data": [{"topic_id": uuid.uuid4(), "partition_data": [{}]}]}, E.unknown_topic_id)
+        if v >= 13
+        else (
             {"topic_data": [{"name": "sweep-absent", "partition_data": [{}]}]},
             E.unknown_topic_or_partition,
-        ),
+        )
+    )
+    for spec, want in (
+        ({"acks": 2}, E.invalid_required_acks),
+        absent_topic,
         ({"topic_data": [{"partition_data": [{"index": 9}]}]}, E.unknown_topic_or_partition),
     ):
         resp = env.request(make("Produce", v, env, **{"records": encode_batch(one), **spec}))
@@ -487,7 +495,8 @@ def check_fetch(env: Env, v: int) -> None:
             make("Fetch", v, env, topics=[{"partitions": [{"fetch_offset": offset}]}])
         )
         p = resp.responses[0].partitions[0]
-        assert (p.error_code, p.high_watermark) == (want, env.hw[0]), (offset, p)
+        hw = env.hw[0] if want == E.none else -1  # OFFSET_OUT_OF_RANGE: no offsets, as 4.4
+        assert (p.error_code, p.high_watermark) == (want, hw), (offset, p)
         assert not p.records
     # read_committed sees the same records (no transactions): the LSO is the high watermark.
     resp = env.request(make("Fetch", v, env, isolation_level=1))
@@ -633,14 +642,31 @@ def check_metadata(env: Env, v: int) -> None:
 
 
 def check_api_versions(env: Env, v: int) -> None:
-    resp = env.request(make("ApiVersions", v, env))
+    v5 = {"cluster_id": None, "node_id": -1}  # v5: a client that does not name the broker yet
+    resp = env.request(make("ApiVersions", v, env, **v5))
     assert ok(resp.error_code), resp
     got = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     want = {r.key: (r.min_version, r.max_version) for r in served_apis().values()}
     assert got == want
     if v >= 3:  # KIP-511: a client software name that breaks the pattern is INVALID_REQUEST
-        resp = env.request(make("ApiVersions", v, env, client_software_name="bad name!"))
+        resp = env.request(
+            make("ApiVersions", v, env, client_software_name="bad name!", **v5)
+        )
         assert resp.error_code == E.invalid_request, resp
+    if v >= 5:  # this broker named: served; another cluster or node: REBOOTSTRAP_REQUIRED;
+        # only one of the two: INVALID_REQUEST (Kafka 4.4's KafkaApis)
+        for cluster_id, node_id, want in (
+            (env.cluster_id, env.node_id, E.none),
+            ("AAAAAAAAAAAAAAAAAAAAAA", env.node_id, E.rebootstrap_required),
+            (env.cluster_id, env.node_id + 1, E.rebootstrap_required),
+            (env.cluster_id, -1, E.invalid_request),
+            (None, env.node_id, E.invalid_request),
+        ):
+            resp = env.request(
+                make("ApiVersions", v, env, cluster_id=cluster_id, node_id=node_id)
+            )
+            assert resp.error_code == want, (cluster_id, node_id, resp)
+            assert bool(resp.api_keys) == (want == E.none), resp
 
 
 def check_create_topics(env: Env, v: int) -> None:
@@ -767,7 +793,7 @@ def check_delete_records(env: Env, v: int) -> None:
         make("Fetch", 12, env, topics=[{"topic": name, "partitions": [{"fetch_offset": 0}]}])
     )
     p = resp.responses[0].partitions[0]
-    assert (p.error_code, p.log_start_offset) == (E.offset_out_of_range, 4), p
+    assert (p.error_code, p.log_start_offset) == (E.offset_out_of_range, -1), p  # as 4.4
     assert delete(-1) == 10  # -1: up to the high watermark
     assert list_offset(env, name, 0, -2).offset == 10
     # Beyond the high watermark: OFFSET_OUT_OF_RANGE.
@@ -1722,6 +1748,25 @@ def check_offset_commit(env: Env, v: int) -> None:
     )
     expected = E.group_id_not_found if v >= 9 else E.illegal_generation
     assert resp.topics[0].partitions[0].error_code == expected
+    if v >= 10:  # topics named by id: an unknown id is UNKNOWN_TOPIC_ID, answered first
+        absent = uuid.uuid4()
+        resp = env.request(
+            make(
+                "OffsetCommit",
+                v,
+                env,
+                group_id=group,
+                generation_id_or_member_epoch=-1,
+                member_id="",
+                group_instance_id=None,
+                topics=[
+                    {"topic_id": env.topic_id, "partitions": parts[:1]},
+                    {"topic_id": absent, "partitions": parts[:1]},
+                ],
+            )
+        )
+        got = [(t.topic_id, t.partitions[0].error_code) for t in resp.topics]
+        assert got == [(absent, E.unknown_topic_id), (env.topic_id, E.none)], resp
 
 
 def check_offset_fetch(env: Env, v: int) -> None:
@@ -1749,6 +1794,30 @@ def check_offset_fetch(env: Env, v: int) -> None:
         g, none = resp.groups
         assert ok(g.error_code) and ok(none.error_code) and none.topics == ()
         parts = g.topics[0].partitions
+        if v >= 10:  # topics named by id; an unknown id is UNKNOWN_TOPIC_ID
+            assert g.topics[0].topic_id == env.topic_id, g
+            absent = uuid.uuid4()
+            resp = env.request(
+                make(
+                    "OffsetFetch",
+                    v,
+                    env,
+                    require_stable=False,
+                    groups=[
+                        {
+                            "group_id": group,
+                            "member_id": None,
+                            "member_epoch": -1,
+                            "topics": [{"topic_id": absent, "partition_indexes": (0,)}],
+                        },
+                        {"group_id": group, "member_id": None, "member_epoch": -1, "topics": None},
+                    ],
+                )
+            )
+            one, every = resp.groups
+            (t,) = one.topics
+            assert (t.topic_id, t.partitions[0].error_code) == (absent, E.unknown_topic_id), t
+            assert [t.topic_id for t in every.topics] == [env.topic_id], every
     else:
         resp = env.request(
             make("OffsetFetch", v, env, group_id=group, topics=topics, require_stable=False)
