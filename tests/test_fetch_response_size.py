@@ -34,6 +34,6 @@ def _topics() -> list[TopicResult]:
 
 
 def test_size_matches_the_encoding_for_every_version():
-    for version in range(4, 18):
+    for version in range(4, 19):
         for topics in ([], _topics()):
             assert fetch_response_size(version, topics) == _encoded_size(version, topics), version

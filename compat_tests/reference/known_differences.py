@@ -24,7 +24,6 @@ class Known:
 PROTOCOL_LINE = "to be fixed by the 4.4 protocol-line issue"
 # ---- why (FINDINGS.md has the longer story of each)
 API_MAX = f"Kafka 4.4 serves a newer version of this API; kafkapy stops at 4.0's ({PROTOCOL_LINE})"
-API_JOIN_MIN = f"Kafka 4.4 advertises JoinGroup from v0; kafkapy from v2 as 4.0 ({PROTOCOL_LINE})"
 API_SHARE = "share groups (KIP-932) are not implemented by kafkapy"
 API_STREAMS = "the streams group protocol (KIP-1071) is not implemented by kafkapy"
 API_TOKENS = "delegation tokens are not implemented by kafkapy"
@@ -36,10 +35,6 @@ FEATURE_RANGES = ("kafkapy supports only the feature levels it implements (group
                   "UpdateFeatures refuses other levels with 'only supports versions A-B'")
 MIN_ISR_CLUSTER_DEFAULT = ("Kafka 4.4's storage format (ELR on) records min.insync.replicas as a "
                            "cluster-wide dynamic default; kafkapy has only the static default")
-FETCH_OUT_OF_RANGE = (f"Kafka 4.4 answers OFFSET_OUT_OF_RANGE with high watermark, last stable "
-                      f"and log start offsets -1; kafkapy with the real ones ({PROTOCOL_LINE})")
-AUTO_CREATE_SYNC = ("Kafka 4.4 creates the topic through the controller and answers the first "
-                    "Metadata with UNKNOWN_TOPIC_OR_PARTITION; kafkapy creates it synchronously")
 FETCH_PARTIAL_BATCH = ("Kafka 4.4 fills a fetch up to the byte limit with log bytes, ending in a "
                        "partial batch clients drop; kafkapy sends whole batches only")
 OTHER_BROKER_ALTER = ("Kafka 4.4 refuses a broker-config alter naming another broker's id "
@@ -81,22 +76,13 @@ KNOWN: list[Known] = [
           '<absent>',
           MIN_ISR_CLUSTER_DEFAULT),
     # ---- api_versions
-    Known('api_versions', 'api_keys.0:produce', '0..13', '0..12', API_MAX),
-    Known('api_versions', 'api_keys.11:join_group', '0..9', '2..9', API_JOIN_MIN),
-    Known('api_versions', 'api_keys.18:api_versions', '0..5', '0..4', API_MAX),
-    Known('api_versions', 'api_keys.1:fetch', '4..18', '4..17', API_MAX),
     Known('api_versions', 'api_keys.26:end_txn', '0..5', '0..4', API_MAX),
     Known('api_versions', 'api_keys.27:write_txn_markers', '1..2', '1..1', API_MAX),
     Known('api_versions', 'api_keys.28:txn_offset_commit', '0..6', '0..4', API_MAX),
-    Known('api_versions', 'api_keys.2:list_offsets', '1..11', '1..10', API_MAX),
-    Known('api_versions', 'api_keys.35:describe_log_dirs', '1..5', '1..4', API_MAX),
     Known('api_versions', 'api_keys.38:create_delegation_token', '1..3', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.39:renew_delegation_token', '1..2', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.40:expire_delegation_token', '1..2', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.41:describe_delegation_token', '1..3', '<absent>', API_TOKENS),
-    Known('api_versions', 'api_keys.42:delete_groups', '0..3', '0..2', API_MAX),
-    Known('api_versions', 'api_keys.45:alter_partition_reassignments', '0..1', '0..0', API_MAX),
-    Known('api_versions', 'api_keys.66:list_transactions', '0..2', '0..1', API_MAX),
     Known('api_versions', 'api_keys.76:share_group_heartbeat', '1..1', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.77:share_group_describe', '1..1', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.78:share_fetch', '1..2', '<absent>', API_SHARE),
@@ -114,7 +100,6 @@ KNOWN: list[Known] = [
           API_SHARE),
     Known('api_versions', 'api_keys.88:streams_group_heartbeat', '0..1', '<absent>', API_STREAMS),
     Known('api_versions', 'api_keys.89:streams_group_describe', '0..1', '<absent>', API_STREAMS),
-    Known('api_versions', 'api_keys.8:offset_commit', '2..10', '2..9', API_MAX),
     Known('api_versions', 'api_keys.90:describe_share_group_offsets',
           '0..1',
           '<absent>',
@@ -123,7 +108,6 @@ KNOWN: list[Known] = [
     Known('api_versions', 'api_keys.92:delete_share_group_offsets', '0..0', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.93:unknown', '0..0', '<absent>', API_ABSENT),
     Known('api_versions', 'api_keys.94:unknown', '0..0', '<absent>', API_ABSENT),
-    Known('api_versions', 'api_keys.9:offset_fetch', '1..10', '1..9', API_MAX),
     Known('api_versions', 'finalized_features.eligible.leader.replicas.version',
           '1..1',
           '<absent>',
@@ -135,37 +119,6 @@ KNOWN: list[Known] = [
     Known('api_versions', 'supported_features.group.version', '<absent>', '1..1',
           FEATURE_RANGES),
     Known('api_versions', 'supported_features.metadata.version', '7..33', '<absent>', FEATURES),
-    # ---- fetch_out_of_range
-    Known('fetch_out_of_range', 'above_end.responses.0.partitions.0.high_watermark',
-          -1,
-          3,
-          FETCH_OUT_OF_RANGE),
-    Known('fetch_out_of_range', 'above_end.responses.0.partitions.0.last_stable_offset',
-          -1,
-          3,
-          FETCH_OUT_OF_RANGE),
-    Known('fetch_out_of_range', 'above_end.responses.0.partitions.0.log_start_offset',
-          -1,
-          0,
-          FETCH_OUT_OF_RANGE),
-    Known('fetch_out_of_range', 'negative.responses.0.partitions.0.high_watermark',
-          -1,
-          3,
-          FETCH_OUT_OF_RANGE),
-    Known('fetch_out_of_range', 'negative.responses.0.partitions.0.last_stable_offset',
-          -1,
-          3,
-          FETCH_OUT_OF_RANGE),
-    Known('fetch_out_of_range', 'negative.responses.0.partitions.0.log_start_offset',
-          -1,
-          0,
-          FETCH_OUT_OF_RANGE),
-    # ---- metadata_auto_create
-    Known('metadata_auto_create', 'first.error_code',
-          'unknown_topic_or_partition',
-          'none',
-          AUTO_CREATE_SYNC),
-    Known('metadata_auto_create', 'first.partitions', 0, 1, AUTO_CREATE_SYNC),
     # ---- crafted_records (kafkapy refuses batches 4.4 stores and some readers cannot read)
     Known('crafted_records', 'header_value_length_minus3.base_offset',
           0, -1, STRICTER_HEADER_VALUE),
@@ -237,19 +190,6 @@ KNOWN: list[Known] = [
           0, '<absent>', STRICTER_NULL_LENGTH),
     Known('crafted_records', 'value_length_minus7.stored_max_timestamp_minus_now',
           0, '<absent>', STRICTER_NULL_LENGTH),
-    # ---- delete_records
-    Known('delete_records', 'fetch_below_log_start.responses.0.partitions.0.high_watermark',
-          -1,
-          6,
-          FETCH_OUT_OF_RANGE),
-    Known('delete_records', 'fetch_below_log_start.responses.0.partitions.0.last_stable_offset',
-          -1,
-          6,
-          FETCH_OUT_OF_RANGE),
-    Known('delete_records', 'fetch_below_log_start.responses.0.partitions.0.log_start_offset',
-          -1,
-          4,
-          FETCH_OUT_OF_RANGE),
     # ---- describe_broker_configs
     Known('describe_broker_configs', 'empty_name.configs', '<absent>', {}, MIN_ISR_CLUSTER_DEFAULT),
     Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.read_only', False,
@@ -288,8 +228,6 @@ KNOWN: list[Known] = [
           FETCH_PARTIAL_BATCH),
     Known('fetch_limits', 'response_limit_two_batches.0.partial_tail', True, False,
           FETCH_PARTIAL_BATCH),
-    # ---- unsupported_versions
-    Known('unsupported_versions', 'api_versions_v99.api_versions_range.0.1', 5, 4, API_MAX),
     # ---- alter_broker_configs
     Known('alter_broker_configs', 'other_broker.error_code', 'invalid_request', 'none',
           OTHER_BROKER_ALTER),

@@ -10,6 +10,7 @@ from .configs import (
     check_incremental_alter_configs,
     check_list_config_resources,
 )
+from .consumer_groups import check_consumer_group_describe, check_consumer_group_heartbeat
 from .controller import (
     check_add_raft_voter,
     check_alter_replica_log_dirs,
@@ -19,8 +20,6 @@ from .controller import (
     check_update_features,
 )
 from .groups import (
-    check_consumer_group_describe,
-    check_consumer_group_heartbeat,
     check_delete_groups,
     check_describe_groups,
     check_find_coordinator,

@@ -11,7 +11,7 @@ from typing import Any
 from kafkapy.protocol.errors import ErrorCode as E
 
 from .builder import make
-from .env import SEED, SWEEP, Env, ok
+from .env import SWEEP, Env, ok
 
 GROUP_TIMEOUT = datetime.timedelta(seconds=10)
 NO_RETENTION = datetime.timedelta(milliseconds=-1)
@@ -261,6 +261,25 @@ def check_offset_commit(env: Env, v: int) -> None:
     )
     expected = E.group_id_not_found if v >= 9 else E.illegal_generation
     assert resp.topics[0].partitions[0].error_code == expected
+    if v >= 10:  # topics named by id: an unknown id is UNKNOWN_TOPIC_ID, answered first
+        absent = uuid.uuid4()
+        resp = env.request(
+            make(
+                "OffsetCommit",
+                v,
+                env,
+                group_id=group,
+                generation_id_or_member_epoch=-1,
+                member_id="",
+                group_instance_id=None,
+                topics=[
+                    {"topic_id": env.topic_id, "partitions": parts[:1]},
+                    {"topic_id": absent, "partitions": parts[:1]},
+                ],
+            )
+        )
+        got = [(t.topic_id, t.partitions[0].error_code) for t in resp.topics]
+        assert got == [(absent, E.unknown_topic_id), (env.topic_id, E.none)], resp
 
 
 def check_offset_fetch(env: Env, v: int) -> None:
@@ -288,6 +307,30 @@ def check_offset_fetch(env: Env, v: int) -> None:
         g, none = resp.groups
         assert ok(g.error_code) and ok(none.error_code) and none.topics == ()
         parts = g.topics[0].partitions
+        if v >= 10:  # topics named by id; an unknown id is UNKNOWN_TOPIC_ID
+            assert g.topics[0].topic_id == env.topic_id, g
+            absent = uuid.uuid4()
+            resp = env.request(
+                make(
+                    "OffsetFetch",
+                    v,
+                    env,
+                    require_stable=False,
+                    groups=[
+                        {
+                            "group_id": group,
+                            "member_id": None,
+                            "member_epoch": -1,
+                            "topics": [{"topic_id": absent, "partition_indexes": (0,)}],
+                        },
+                        {"group_id": group, "member_id": None, "member_epoch": -1, "topics": None},
+                    ],
+                )
+            )
+            one, every = resp.groups
+            (t,) = one.topics
+            assert (t.topic_id, t.partitions[0].error_code) == (absent, E.unknown_topic_id), t
+            assert [t.topic_id for t in every.topics] == [env.topic_id], every
     else:
         resp = env.request(
             make("OffsetFetch", v, env, group_id=group, topics=topics, require_stable=False)
@@ -390,73 +433,3 @@ def check_offset_delete(env: Env, v: int) -> None:
         )
     )
     assert resp.error_code == E.group_id_not_found
-
-
-def _consumer_heartbeat(env: Env, v: int, group: str, member_id: str, epoch: int, **kw):
-    spec = {
-        "group_id": group,
-        "member_id": member_id,
-        "member_epoch": epoch,
-        "instance_id": None,
-        "rack_id": None,
-        "rebalance_timeout": GROUP_TIMEOUT if epoch == 0 else datetime.timedelta(milliseconds=-1),
-        "subscribed_topic_names": (SWEEP,) if epoch == 0 else None,
-        "subscribed_topic_regex": None,
-        "server_assignor": None,
-        "topic_partitions": [] if epoch == 0 else None,
-    }
-    spec.update(kw)
-    return env.request(make("ConsumerGroupHeartbeat", v, env, **spec))
-
-
-def check_consumer_group_heartbeat(env: Env, v: int) -> None:
-    group = f"sweep-cgh-{v}"
-    find_group_coordinator(env, group)
-    member = "" if v == 0 else str(uuid.uuid4())
-    resp = _consumer_heartbeat(env, v, group, member, 0)
-    assert ok(resp.error_code) and resp.member_epoch == 1 and resp.member_id, resp
-    assert resp.heartbeat_interval.total_seconds() > 0
-    (tp,) = resp.assignment.topic_partitions
-    assert tp.topic_id == env.topic_id and sorted(tp.partitions) == sorted(SEED)
-    again = _consumer_heartbeat(env, v, group, resp.member_id, 1)
-    assert ok(again.error_code) and again.member_epoch == 1 and again.assignment is None
-    fenced = _consumer_heartbeat(env, v, group, resp.member_id, 7)
-    assert fenced.error_code == E.fenced_member_epoch
-    bad = _consumer_heartbeat(env, v, group, str(uuid.uuid4()), 0, server_assignor="nope")
-    assert bad.error_code == E.unsupported_assignor
-    if v >= 1:
-        assert _consumer_heartbeat(env, v, group, "", 0).error_code == E.invalid_request
-    left = _consumer_heartbeat(env, v, group, resp.member_id, -1)
-    assert ok(left.error_code) and left.member_epoch == -1
-
-
-def check_consumer_group_describe(env: Env, v: int) -> None:
-    group = f"sweep-cgd-{v}"
-    find_group_coordinator(env, group)
-    joined = _consumer_heartbeat(env, 1, group, str(uuid.uuid4()), 0)
-    assert ok(joined.error_code), joined
-    resp = env.request(
-        make(
-            "ConsumerGroupDescribe",
-            v,
-            env,
-            group_ids=(group, "sweep-no-such-group"),
-            include_authorized_operations=False,
-        )
-    )
-    g, missing = resp.groups
-    assert ok(g.error_code) and g.group_state == "Stable" and g.assignor_name == "uniform", g
-    assert g.group_epoch == g.assignment_epoch == 1
-    (m,) = g.members
-    assert m.member_id == joined.member_id and m.member_epoch == 1
-    assert m.subscribed_topic_names == (SWEEP,)
-    (tp,) = m.assignment.topic_partitions
-    assert (tp.topic_id, tp.topic_name, sorted(tp.partitions)) == (
-        env.topic_id,
-        SWEEP,
-        sorted(SEED),
-    )
-    assert m.target_assignment == m.assignment
-    if v >= 1:
-        assert m.member_type == 1
-    assert missing.error_code == E.group_id_not_found

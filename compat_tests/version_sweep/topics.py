@@ -78,14 +78,31 @@ def check_metadata(env: Env, v: int) -> None:
 
 
 def check_api_versions(env: Env, v: int) -> None:
-    resp = env.request(make("ApiVersions", v, env))
+    v5 = {"cluster_id": None, "node_id": -1}  # v5: a client that does not name the broker yet
+    resp = env.request(make("ApiVersions", v, env, **v5))
     assert ok(resp.error_code), resp
     got = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     want = {r.key: (r.min_version, r.max_version) for r in served_apis().values()}
     assert got == want
     if v >= 3:  # KIP-511: a client software name that breaks the pattern is INVALID_REQUEST
-        resp = env.request(make("ApiVersions", v, env, client_software_name="bad name!"))
+        resp = env.request(
+            make("ApiVersions", v, env, client_software_name="bad name!", **v5)
+        )
         assert resp.error_code == E.invalid_request, resp
+    if v >= 5:  # this broker named: served; another cluster or node: REBOOTSTRAP_REQUIRED;
+        # only one of the two: INVALID_REQUEST (Kafka 4.4's KafkaApis)
+        for cluster_id, node_id, want in (
+            (env.cluster_id, env.node_id, E.none),
+            ("AAAAAAAAAAAAAAAAAAAAAA", env.node_id, E.rebootstrap_required),
+            (env.cluster_id, env.node_id + 1, E.rebootstrap_required),
+            (env.cluster_id, -1, E.invalid_request),
+            (None, env.node_id, E.invalid_request),
+        ):
+            resp = env.request(
+                make("ApiVersions", v, env, cluster_id=cluster_id, node_id=node_id)
+            )
+            assert resp.error_code == want, (cluster_id, node_id, resp)
+            assert bool(resp.api_keys) == (want == E.none), resp
 
 
 def check_create_topics(env: Env, v: int) -> None:

@@ -1,4 +1,4 @@
-"""Fetch response writer (versions 4-17), sans-io.
+"""Fetch response writer (versions 4-18; v18's response is v17's), sans-io.
 
 Fetch responses are assembled by hand so that record data never passes through Python: the
 writer emits the response as a list of byte strings interleaved with opaque record "regions"

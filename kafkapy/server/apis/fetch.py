@@ -1,13 +1,14 @@
-"""Fetch (key 1), versions 4-17.
+"""Fetch (key 1), versions 4-18 (v18 only adds a follower's high watermark tag, skipped).
 
 Long-polls: the response goes out when at least min_bytes of records are available, an error is
 to be reported, or max_wait_ms has passed; waiting is on append events, never by sleeping. Reads
 whole batches starting with the batch that contains the fetch offset, up to the high watermark,
 within partition_max_bytes and the response's max_bytes — except that the first partition with
 data always returns at least one whole batch (KIP-74). Reports high watermark, last stable offset
-and log start offset; OFFSET_OUT_OF_RANGE outside
-[log start, log end]; FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale or future
-current_leader_epoch. Topics are addressed by name up to v12 and by topic id from v13
+and log start offset; OFFSET_OUT_OF_RANGE outside [log start, log end]; FENCED_LEADER_EPOCH /
+UNKNOWN_LEADER_EPOCH for a stale or future current_leader_epoch. With those errors and
+KAFKA_STORAGE_ERROR (a read that failed) the three offsets are -1, as Kafka 4.4 answers.
+Topics are addressed by name up to v12 and by topic id from v13
 (UNKNOWN_TOPIC_ID). Record bytes go from segment files to the socket with os.sendfile. The
 request is read by hand (protocol/fetch_request.py), bounded as kio's reader is behind the
 guard: a long poll with nothing new is most of what brokers answer. The request's topics are
@@ -97,6 +98,12 @@ def _denied_topics(ctx, topics, resolved, replica_id):
         if name is not None:
             names.add(name)
     return names - authorized_names(ctx, READ, TOPIC, names)
+
+
+def _unknown_offsets(pr: PartitionResult) -> None:
+    """A read that failed reports no offsets: high watermark, last stable and log start offset
+    -1, as Kafka's ReplicaManager answers a read that threw (createLogReadResult(e))."""
+    pr.high_watermark = pr.last_stable_offset = pr.log_start_offset = -1
 
 
 def _resolve(broker, version, topics_req):
@@ -224,6 +231,7 @@ def _read_all(
                 pr.error_code = (
                     ErrorCode.fenced_leader_epoch if cle < epoch else ErrorCode.unknown_leader_epoch
                 )
+                _unknown_offsets(pr)
                 errors = True
                 continue
             if incremental:
@@ -251,8 +259,9 @@ def _read_all(
                         max_offset=None if from_replica else hw,
                         min_one_batch=(total == 0),
                     )
-            except StorageError as e:
+            except StorageError as e:  # OFFSET_OUT_OF_RANGE, KAFKA_STORAGE_ERROR
                 pr.error_code = ErrorCode(e.error_code)
+                _unknown_offsets(pr)
                 errors = True
                 continue
             pr.regions = data.regions

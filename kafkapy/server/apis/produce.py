@@ -1,4 +1,4 @@
-"""Produce (key 0), versions 3-12 served (0-12 advertised, as Kafka 4.0 does).
+"""Produce (key 0), versions 3-13 served (0-13 advertised, as Kafka 4.4 does).
 
 Each partition's records are validated and appended by the partition log: magic 2, CRC32C,
 lengths, record count, message.max.bytes (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD),
@@ -6,7 +6,9 @@ idempotent-producer sequences (a retried duplicate gets its original offset; gap
 OUT_OF_ORDER_SEQUENCE_NUMBER; stale epochs INVALID_PRODUCER_EPOCH). Offsets are assigned by
 rewriting the batch header in place. A partition's data must be exactly one batch (else
 INVALID_RECORD). acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS for every partition).
-A missing topic is UNKNOWN_TOPIC_OR_PARTITION: Produce never creates topics. acks=0
+A missing topic is UNKNOWN_TOPIC_OR_PARTITION: Produce never creates topics. From v13 topics are
+named by id (KIP-516), resolved once per request; an unknown id is UNKNOWN_TOPIC_ID for each of its
+partitions (before authorization, as Kafka's handler), and the response names topics by id. acks=0
 sends no response; if such a request fails, the connection is closed so the client notices, as
 Kafka does. Embedded (one broker): acks=all is satisfied on append.
 
@@ -52,6 +54,7 @@ from typing import Any
 from kafkapy import clock
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.produce_codec import (
+    TOPIC_IDS_FROM,
     PartitionResponse,
     encode_produce_response,
     parse_produce_request,
@@ -127,6 +130,14 @@ def _append(broker, topic: str, partition: int, records, now_ms: int, acks: int 
     )
 
 
+def _resolve_topic_ids(broker, request) -> None:
+    """v13+: name each request topic after its id; an unknown id leaves the name empty."""
+    topics = broker.topics
+    for td in request.topics:
+        info = topics.get_by_id(td.topic_id)
+        td.name = info.name if info is not None else ""
+
+
 @api("Produce", raw=True)
 async def handle(ctx: RequestContext, _request: Any) -> Any:
     try:
@@ -134,12 +145,15 @@ async def handle(ctx: RequestContext, _request: Any) -> Any:
     except DecodeError as e:
         raise CloseConnection(f"produce request does not decode: {e}") from None
     broker = ctx.broker
+    by_id = ctx.version >= TOPIC_IDS_FROM
+    if by_id:
+        _resolve_topic_ids(broker, request)
     acks = request.acks
     txn_batches = []
     for td in request.topics:
         for pd in td.partitions:
             r = pd.records
-            if r is not None and len(r) > 22 and r[22] & TRANSACTIONAL_BIT:
+            if r is not None and len(r) > 22 and r[22] & TRANSACTIONAL_BIT and td.name:
                 b = transactional_batch(td.name, pd.index, r)
                 if b is not None:  # too short for a header: the append refuses it
                     txn_batches.append(b)
@@ -151,7 +165,7 @@ async def handle(ctx: RequestContext, _request: Any) -> Any:
             return _error_response(ctx, request, ErrorCode.transactional_id_authorization_failed)
     allowed = None  # with an authorizer: the topics the request may write
     if broker.authorizer is not None:
-        allowed = authorized_names(ctx, WRITE, TOPIC, (td.name for td in request.topics))
+        allowed = authorized_names(ctx, WRITE, TOPIC, (td.name for td in request.topics if td.name))
         txn_batches = [b for b in txn_batches if b.topic in allowed]
     if txn_batches:
         if len({(b.producer_id, b.producer_epoch) for b in txn_batches}) > 1:
@@ -169,7 +183,9 @@ async def handle(ctx: RequestContext, _request: Any) -> Any:
     writes: list[Any] = []  # the write marks of the successful appends, in order
     for td in request.topics:
         for pd in td.partitions:
-            if allowed is not None and td.name not in allowed:
+            if by_id and not td.name:
+                res = (ErrorCode.unknown_topic_id, -1, -1, -1, None, None)
+            elif allowed is not None and td.name not in allowed:
                 res = (ErrorCode.topic_authorization_failed, -1, -1, -1, None, None)
             elif acks not in VALID_ACKS:
                 res = (ErrorCode.invalid_required_acks, -1, -1, -1, None, None)
@@ -207,7 +223,7 @@ async def handle(ctx: RequestContext, _request: Any) -> Any:
                 err, msg = late[(td.name, pd.index)], None
                 failed = True
             parts.append(PartitionResponse(pd.index, err, base, append_time, start, msg))
-        topics.append((td.name, parts))
+        topics.append((td.topic_id if by_id else td.name, parts))
     throttle = 0
     if broker.client_quotas.enabled:
         throttle = broker.client_quotas.produce_throttle(ctx, len(ctx.frame), acks)
@@ -220,8 +236,12 @@ async def handle(ctx: RequestContext, _request: Any) -> Any:
 
 def _error_response(ctx, request, code: ErrorCode):
     """The same error for every partition (Kafka's getErrorResponse)."""
+    by_id = ctx.version >= TOPIC_IDS_FROM
     topics = [
-        (td.name, [PartitionResponse(pd.index, code) for pd in td.partitions])
+        (
+            td.topic_id if by_id else td.name,
+            [PartitionResponse(pd.index, code) for pd in td.partitions],
+        )
         for td in request.topics
     ]
     if request.acks == 0:
