@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from kafkapy.testing.cluster import Cluster
+from kafkapy.testing.cluster import wait_for as testing_wait_for
 from kafkapy.testing.zookeeper import ZooKeeperServer
 
 MiB = 1024 * 1024
@@ -25,17 +26,9 @@ def progress(msg: str) -> None:
     print(f"[cluster {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def wait_for(cond, timeout: float = 60.0, what: str = "condition", interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            got = cond()
-        except Exception:
-            got = None
-        if got:
-            return got
-        time.sleep(interval)
-    raise RuntimeError(f"timed out waiting for {what}")
+def wait_for(cond, timeout: float = 60.0, what: str = "condition"):
+    """kafkapy.testing.cluster's wait, at the benchmark's pace (60 s, every 50 ms)."""
+    return testing_wait_for(cond, timeout, what, interval=0.05)
 
 
 def bench_overrides(session_ms: int) -> dict[str, str]:

@@ -46,8 +46,11 @@ def broker_overrides(connect: str, broker_id: int) -> dict[str, str]:
     }
 
 
-def wait_for(cond: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
-    """Poll `cond` (exceptions count as not yet) until it is truthy; return its value."""
+def wait_for(
+    cond: Callable[[], Any], timeout: float = 30.0, what: str = "condition", interval: float = 0.1
+) -> Any:
+    """Poll `cond` every `interval` seconds (exceptions count as not yet) until it is truthy;
+    return its value."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -56,7 +59,7 @@ def wait_for(cond: Callable[[], Any], timeout: float = 30.0, what: str = "condit
             got = None
         if got:
             return got
-        time.sleep(0.1)
+        time.sleep(interval)
     raise AssertionError(f"timed out waiting for {what}")
 
 
