@@ -1,7 +1,8 @@
 """Fixtures shared by tests/ and compat_tests/: real ZooKeeper servers (Debian's zookeeper
-package) on free loopback ports in temp dirs, stopped after use; and kafkapy's pytest plugin
-(kafka_broker, kafka_broker_factory, kafka_cluster, ...) even in a checkout whose editable install
-predates its ``pytest11`` entry point (until ``scripts/bootstrap.sh --tests`` reinstalls it).
+package) on free loopback ports in temp dirs, stopped after use; test certificates (``pki``);
+and kafkapy's pytest plugin (kafka_broker, kafka_broker_factory, kafka_cluster, ...) even in a
+checkout whose editable install predates its ``pytest11`` entry point (until
+``scripts/bootstrap.sh --tests`` reinstalls it).
 
 Skips are counted: the run ends with a line "skips: N", and with ``--no-skips`` (the README's
 test command passes it) a run that skipped anything fails, naming each skipped test and its
@@ -50,6 +51,15 @@ def pytest_configure(config):
         from kafkapy.testing import pytest_plugin
 
         config.pluginmanager.register(pytest_plugin, "kafkapy")
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    """Test certificates (kafkapy.testing.tls.make_pki: a CA, the broker's keystores, clients'
+    certificates), one set per module."""
+    from kafkapy.testing.tls import make_pki
+
+    return make_pki(tmp_path_factory.mktemp("pki"))
 
 
 @pytest.fixture

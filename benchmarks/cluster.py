@@ -6,9 +6,10 @@ failover time after kill -9 of a partition leader.
     .venv/bin/python benchmarks/cluster.py --repeat 5 --session-timeout-ms 18000
 
 Setup: one real ZooKeeper server (kafkapy.testing.zookeeper, Debian's zookeeper package) and three
-kafkapy brokers (kafkapy.testing.BrokerProcess) with zookeeper.connect=<zk>/kafkapy, broker.id
-0-2, offsets.topic.replication.factor=3, and the other overrides of
-compat_tests/test_replication_cluster.py.
+kafkapy brokers (kafkapy.testing.cluster.Cluster, as the tests' clusters) with
+zookeeper.connect=<zk>/kafkapy, broker.id 0-2, offsets.topic.replication.factor=3, the tests'
+other cluster settings, and bench_overrides (session timeout, min.insync.replicas=2, 2 MiB
+messages).
 
 Throughput: confluent-kafka, 1 KiB records, batch.size 1 MiB, linger.ms 5, no compression, one
 partition, as fast as the cluster takes them for a fixed time (first record to last
@@ -28,7 +29,8 @@ session open until it expires, so (a)-(c) are bounded below by zookeeper.session
 
 Pinning (as benchmarks/run.py): this script and librdkafka's threads on core 0, the three
 brokers on core 1 (--no-pin to let them float); ZooKeeper's JVM is not pinned. Progress goes to
-stderr, the markdown table to stdout, every sample to benchmarks/results/cluster.json.
+stderr, the markdown table to stdout, every sample to benchmarks/results/cluster.json. The
+cluster itself (start, topics, replication caught up): cluster_setup.py.
 """
 
 from __future__ import annotations
@@ -37,164 +39,32 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
+from cluster_setup import (
+    BROKER_CPU,
+    CLIENT_CPU,
+    MB,
+    RESULTS,
+    SIZE,
+    MiB,
+    create_topic,
+    delete_topic,
+    progress,
+    start_cluster,
+    stop_cluster,
+    wait_for,
+    wait_replicated,
+)
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
-from kazoo.client import KazooClient
+from confluent_kafka.admin import AdminClient
 from latency import Window
 
-from kafkapy.testing import BrokerProcess
-from kafkapy.testing.zookeeper import ZooKeeperServer
-
-MiB = 1024 * 1024
-MB = 1e6
-SIZE = 1024
-CLIENT_CPU = 0
-BROKER_CPU = 1 if (os.cpu_count() or 1) >= 2 else 0
-RESULTS = Path(__file__).resolve().parent / "results"
-CHROOT = "/kafkapy"
-
-
-def progress(msg: str) -> None:
-    print(f"[cluster {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def wait_for(cond, timeout: float = 60.0, what: str = "condition", interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            got = cond()
-        except Exception:
-            got = None
-        if got:
-            return got
-        time.sleep(interval)
-    raise RuntimeError(f"timed out waiting for {what}")
-
-
-# ---- the cluster ------------------------------------------------------------------------------
-
-
-class Cluster:
-    def __init__(self, base: Path, session_ms: int, pin: bool) -> None:
-        self.base = base
-        self.session_ms = session_ms
-        self.zk_server = ZooKeeperServer(base / "zookeeper")
-        self.pin = pin
-        self.brokers: dict[int, BrokerProcess] = {}
-        self.zk: KazooClient | None = None
-
-    def overrides(self, broker_id: int) -> dict[str, str]:
-        return {
-            "zookeeper.connect": self.zk_server.connect_string + CHROOT,
-            "broker.id": str(broker_id),
-            "zookeeper.session.timeout.ms": str(self.session_ms),
-            "replica.lag.time.max.ms": "3000",
-            "replica.fetch.wait.max.ms": "200",
-            "offsets.topic.num.partitions": "3",
-            "offsets.topic.replication.factor": "3",
-            "default.replication.factor": "3",
-            "min.insync.replicas": "2",
-            "group.initial.rebalance.delay.ms": "0",
-            "replica.high.watermark.checkpoint.interval.ms": "500",
-            "message.max.bytes": str(2 * MiB),
-        }
-
-    def start(self) -> Cluster:
-        progress("starting ZooKeeper")
-        self.zk_server.start()
-        self.zk = KazooClient(hosts=self.zk_server.connect_string, timeout=10.0)
-        self.zk.start(timeout=20)
-        for i in range(3):
-            b = BrokerProcess(
-                self.base / f"broker{i}", self.overrides(i), cpu=BROKER_CPU if self.pin else None
-            )
-            self.brokers[i] = b.start()
-        wait_for(
-            lambda: len(self.zk.get_children(f"{CHROOT}/brokers/ids")) == 3,
-            what="three registered brokers",
-        )
-        wait_for(lambda: self.zk.exists(f"{CHROOT}/controller"), what="a controller")
-        progress(f"3 brokers up: {self.bootstrap}")
-        return self
-
-    def stop(self) -> None:
-        for b in self.brokers.values():
-            b.stop()
-        if self.zk is not None:
-            self.zk.stop()
-            self.zk.close()
-        self.zk_server.stop()
-
-    def cpu_seconds(self) -> float:
-        """CPU seconds (user + system) the three brokers used so far."""
-        total = 0
-        for b in self.brokers.values():
-            fields = Path(f"/proc/{b.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        return total / os.sysconf("SC_CLK_TCK")
-
-    def wait_replicated(self, topic: str, rf: int, timeout: float = 120.0) -> float:
-        """perf_counter() once ``rf`` brokers hold as many bytes of ``topic``-0's log as the
-        most any broker holds and they stopped growing (the followers caught up)."""
-        def sizes() -> list[int]:
-            return sorted((sum(f.stat().st_size for f in b.data_dir.rglob(f"{topic}-0/*.log"))
-                           for b in self.brokers.values()), reverse=True)
-
-        deadline = time.monotonic() + timeout
-        last, caught_up = None, None
-        while time.monotonic() < deadline:
-            now = sizes()
-            if now[0] > 0 and len(set(now[:rf])) == 1:
-                if now == last and caught_up is not None:
-                    return caught_up  # and still so one poll later
-                if now != last:
-                    caught_up = time.perf_counter()
-            else:
-                caught_up = None
-            last = now
-            time.sleep(0.01)
-        raise RuntimeError(f"{topic}: replicas not caught up after {timeout:g} s: {sizes()}")
-
-    @property
-    def bootstrap(self) -> str:
-        return ",".join(b.bootstrap for b in self.brokers.values() if b.proc is not None)
-
-    def state(self, topic: str, p: int) -> dict:
-        path = f"{CHROOT}/brokers/topics/{topic}/partitions/{p}/state"
-        return json.loads(self.zk.get(path)[0])
-
-    def create_topic(self, name: str, rf: int, partitions: int = 1) -> None:
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        fs = admin.create_topics(
-            [NewTopic(name, partitions, rf, config={"min.insync.replicas": str(min(2, rf))})]
-        )
-        for f in fs.values():
-            f.result(30)
-        wait_for(
-            lambda: all(
-                len(self.state(name, p)["isr"]) == rf and self.state(name, p)["leader"] >= 0
-                for p in range(partitions)
-            ),
-            what=f"{name} full ISR",
-        )
-
-    def delete_topic(self, name: str) -> None:
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        for f in admin.delete_topics([name]).values():
-            try:
-                f.result(30)
-            except Exception as e:  # keep going: the topic only costs disk
-                progress(f"delete {name}: {e}")
-
-
-# ---- throughput -------------------------------------------------------------------------------
+from kafkapy.testing.cluster import Cluster
 
 
 def producer_config(bootstrap: str, acks: str) -> dict:
@@ -259,7 +129,7 @@ def run_throughput(c: Cluster, seconds: float, repeat: int, samples: dict) -> No
     for rep in range(repeat):
         for key, rf, acks, label in THROUGHPUT_CASES:
             topic = f"tp-{key.replace('.', '-')}-{rep}"
-            c.create_topic(topic, rf)
+            create_topic(c, topic, rf)
             leader = c.state(topic, 0)["leader"]
             progress(f"[{rep + 1}/{repeat}] {label}, leader broker {leader} ({seconds:g} s)")
             cpu0 = c.cpu_seconds()
@@ -269,7 +139,7 @@ def run_throughput(c: Cluster, seconds: float, repeat: int, samples: dict) -> No
             cores = window.close()
             # every replica holds every record: with acks=1 the followers may still be copying
             # when the last acknowledgement came
-            replicated = c.wait_replicated(topic, rf) - start
+            replicated = wait_replicated(c, topic, rf) - start
             cpu = c.cpu_seconds() - cpu0
             rec_s = n / elapsed
             samples.setdefault(key, []).append(
@@ -289,10 +159,7 @@ def run_throughput(c: Cluster, seconds: float, repeat: int, samples: dict) -> No
                      f"{n * SIZE / MB / replicated:.1f} MB/s, brokers' CPU "
                      f"{cpu * 1000 / (n * SIZE / MB):.2f} ms/MB, broker core "
                      f"{cores.get(f'core{BROKER_CPU}_busy', 0.0):.0f} % busy")
-            c.delete_topic(topic)
-
-
-# ---- follower fetch latency -------------------------------------------------------------------
+            delete_topic(c, topic)
 
 
 def follower_latency(c: Cluster, records: int = 300) -> dict[str, float]:
@@ -307,7 +174,7 @@ def follower_latency(c: Cluster, records: int = 300) -> dict[str, float]:
     from raw_produce import produce_batch, produce_request
 
     topic = "follower-latency"
-    c.create_topic(topic, 3)
+    create_topic(c, topic, 3)
     leader = c.brokers[c.state(topic, 0)["leader"]]
     batch, _count = produce_batch(SIZE, SIZE + 100)
     frames = {acks: produce_request(topic, 0, batch, acks, 0) for acks in (1, -1)}
@@ -325,7 +192,7 @@ def follower_latency(c: Cluster, records: int = 300) -> dict[str, float]:
             if i >= 20:  # the first ones warm up connections and fetchers
                 times[acks].append((time.perf_counter() - t) * 1000)
             time.sleep(max(0.0, 0.005 - (time.perf_counter() - t)))
-    c.delete_topic(topic)
+    delete_topic(c, topic)
     out = {}
     for q in (50, 99):
         a1, aall = (statistics.quantiles(times[k], n=100)[q - 1] for k in (1, -1))
@@ -333,12 +200,9 @@ def follower_latency(c: Cluster, records: int = 300) -> dict[str, float]:
     return out
 
 
-# ---- failover ---------------------------------------------------------------------------------
-
-
 def run_failover(c: Cluster, repeat: int, samples: list) -> None:
     topic = "failover"
-    c.create_topic(topic, 3, partitions=1)
+    create_topic(c, topic, 3)
     # (monotonic time of the delivery report, sequence number of the record)
     acked: list[tuple[float, int]] = []
     errors: list[str] = []
@@ -466,9 +330,6 @@ def run_failover(c: Cluster, repeat: int, samples: list) -> None:
         )
 
 
-# ---- report -----------------------------------------------------------------------------------
-
-
 def fmt(v: float, digits: int = 0) -> str:
     return f"{v:,.{digits}f}"
 
@@ -544,16 +405,15 @@ def main() -> None:
     throughput: dict[str, list] = {}
     failover: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="kafkapy-cluster-", dir=a.data_dir) as tmp:
-        c = Cluster(Path(tmp), a.session_timeout_ms, pin)
+        zk, c = start_cluster(Path(tmp), a.session_timeout_ms, pin)
         try:
-            c.start()
             if a.only in (None, "throughput"):
                 run_throughput(c, seconds, repeat, throughput)
             if a.only in (None, "failover"):
                 run_failover(c, repeat, failover)
         finally:
             progress("stopping the cluster")
-            c.stop()
+            stop_cluster(zk, c)
     out = table(throughput, failover, a.session_timeout_ms)
     print(out)
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 
 from common import fmt, fmt_values, parse_sections, pin, progress
-from run import Raw, fetch_v11, parse_fetch_v11
+from raw_client import Raw, fetch_v11, parse_fetch_v11
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 

@@ -44,9 +44,11 @@ import time
 from pathlib import Path
 
 import latency
-from common import fmt_values, pin, progress
+from common import admin_of, create_topic, fmt_values, pin, progress
 from confluent_kafka import Producer
-from run import Broker
+from suite import pinned_broker
+
+from kafkapy.testing import BrokerProcess
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MiB = 1024 * 1024
@@ -82,7 +84,7 @@ def producer_config(bootstrap: str, transactional: bool, linger_ms: int = 5) -> 
     return conf
 
 
-def throughput_run(broker: Broker, topic: str, mode: str, size: int, seconds: float) -> dict:
+def throughput_run(broker: BrokerProcess, topic: str, mode: str, size: int, seconds: float) -> dict:
     """Produce as fast as the producer goes for ``seconds``; a batch ends (flush() for the
     idempotent producer, commit_transaction() for the transactional one: both wait for every
     record of the batch) every ``every_n`` records or ``every_ms`` ms."""
@@ -94,7 +96,7 @@ def throughput_run(broker: Broker, topic: str, mode: str, size: int, seconds: fl
         p.begin_transaction()
     end_ms: list[float] = []  # how long each batch end took
     sent = 0
-    cpu0 = broker.cpu_seconds()
+    cpu0 = broker.usage().cpu_seconds()
     start = last_end = time.monotonic()
     in_batch = 0
     while time.monotonic() - start < seconds:
@@ -127,7 +129,7 @@ def throughput_run(broker: Broker, topic: str, mode: str, size: int, seconds: fl
     if every_n or every_ms:
         end_ms.append((time.monotonic() - t) * 1000)
     took = time.monotonic() - start
-    cpu = broker.cpu_seconds() - cpu0
+    cpu = broker.usage().cpu_seconds() - cpu0
     end_ms.sort()
     return {
         "records_per_s": sent / took,
@@ -168,7 +170,7 @@ def paced_transactions(bootstrap: str, topic: str, rate: float, seconds: float) 
     return sent
 
 
-def latency_run(broker: Broker, topic: str, rate: float, seconds: float, cpu: int) -> dict:
+def latency_run(broker: BrokerProcess, topic: str, rate: float, seconds: float, cpu: int) -> dict:
     ctx = mp.get_context("spawn")
     procs, queues = {}, {}
     expected = ctx.Value("q", int(rate * seconds) + 1)
@@ -218,9 +220,9 @@ def main() -> None:
     seconds = 3.0 if args.quick else 6.0
     lat_seconds = 8.0 if args.quick else 20.0
     if args.no_pin:
-        import run
+        import suite
 
-        run.BROKER_CPU = None
+        suite.BROKER_CPU = None
     else:
         pin(CLIENT_CPU)
     doc: dict = {
@@ -237,25 +239,25 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory(prefix="kafkapy-txn-bench-") as tmp:
         if args.only in (None, "throughput"):
-            with Broker(Path(tmp), "throughput", overrides) as broker:
+            with pinned_broker(Path(tmp), "throughput", overrides) as broker:
                 n = 0
                 for size in (100, 1024):
                     for mode in MODES:
                         for r in range(repeat):
                             n += 1
                             topic = f"t{n}"
-                            broker.create_topic(topic)
+                            create_topic(broker, topic)
                             got = throughput_run(broker, topic, mode, size, seconds)
                             doc["throughput"].setdefault(f"{mode} {size}", []).append(got)
                             progress(
                                 f"{mode} {size} B #{r + 1}: {got['records_per_s']:,.0f}/s", "txn"
                             )
-                            broker.admin.delete_topics([topic])
+                            admin_of(broker).delete_topics([topic])
         if args.only in (None, "latency"):
-            with Broker(Path(tmp), "latency", overrides) as broker:
+            with pinned_broker(Path(tmp), "latency", overrides) as broker:
                 for r in range(max(1, repeat - 1)):
                     topic = f"lat{r}"
-                    broker.create_topic(topic, config={"message.timestamp.type": "LogAppendTime"})
+                    create_topic(broker, topic, config={"message.timestamp.type": "LogAppendTime"})
                     got = latency_run(broker, topic, args.rate, lat_seconds, CLIENT_CPU)
                     doc["latency"].setdefault("runs", []).append(got)
                     rc, ru = got["read_committed"], got["read_uncommitted"]

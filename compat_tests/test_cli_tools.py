@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkapy.testing import BrokerProcess, free_port
+from kafkapy.testing import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,11 +38,8 @@ def kafkapy(*args: str, input: bytes | str | None = None, timeout: float = 60, c
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    proc = BrokerProcess(tmp_path_factory.mktemp("cli-broker"))
-    proc.start()
-    yield proc
-    assert proc.stop() == 0, proc.log_text()[-3000:]
+def broker(module_broker_factory):
+    return module_broker_factory(name="cli-broker")
 
 
 def served_api_keys(bootstrap: str) -> set[int]:
@@ -50,8 +47,8 @@ def served_api_keys(bootstrap: str) -> set[int]:
     return {int(k) for k in re.findall(r"\((\d+)\): \d+(?: to \d+)? \[usable", out)}
 
 
-def test_topics_lifecycle(cluster):
-    b = cluster.bootstrap
+def test_topics_lifecycle(broker):
+    b = broker.bootstrap
     out = kafkapy(
         "topics",
         "--bootstrap-server",
@@ -114,8 +111,8 @@ def test_topics_lifecycle(cluster):
     assert missing.stderr.decode().strip() == "Error: Topic 'plain' does not exist as expected"
 
 
-def test_console_round_trip_100k_lines_with_keys_and_headers(cluster, tmp_path):
-    b = cluster.bootstrap
+def test_console_round_trip_100k_lines_with_keys_and_headers(broker, tmp_path):
+    b = broker.bootstrap
     kafkapy("topics", "--bootstrap-server", b, "--create", "--topic", "lines", "--partitions", "1")
     n = 100_000
     text = "".join(f"trace:{i % 7},n:{i}\tkey-{i}\tvalue {i} with\ttab\n" for i in range(n))
@@ -173,11 +170,11 @@ def test_console_round_trip_100k_lines_with_keys_and_headers(cluster, tmp_path):
     assert consumed.stderr.decode().strip().endswith(f"Processed a total of {n} messages")
 
 
-def test_console_producer_is_idempotent_as_kafkas(cluster):
+def test_console_producer_is_idempotent_as_kafkas(broker):
     """Kafka's console producer uses the Java producer's default, enable.idempotence=true, which
     is turned off silently when acks is not all or retries is 0, and refused when asked for
     together with them."""
-    b = cluster.bootstrap
+    b = broker.bootstrap
 
     def produce(topic: str, *args: str, check: bool = True):
         kafkapy("topics", "--bootstrap-server", b, "--create", "--topic", topic)
@@ -212,8 +209,8 @@ def test_console_producer_is_idempotent_as_kafkas(cluster):
     ]
 
 
-def test_console_consumer_partition_offset_and_timeout(cluster):
-    b = cluster.bootstrap
+def test_console_consumer_partition_offset_and_timeout(broker):
+    b = broker.bootstrap
     kafkapy("topics", "--bootstrap-server", b, "--create", "--topic", "five", "--partitions", "2")
     lines = "".join(f"{i % 2}:v{i}\n" for i in range(10))
     kafkapy(
@@ -270,8 +267,8 @@ def test_console_consumer_partition_offset_and_timeout(cluster):
     ]
 
 
-def test_console_consumer_exits_cleanly_on_sigint(cluster):
-    b = cluster.bootstrap
+def test_console_consumer_exits_cleanly_on_sigint(broker):
+    b = broker.bootstrap
     kafkapy("topics", "--bootstrap-server", b, "--create", "--topic", "live")
     proc = subprocess.Popen(
         [
@@ -318,8 +315,8 @@ def test_console_consumer_exits_cleanly_on_sigint(cluster):
     assert "Traceback" not in err
 
 
-def test_get_offsets_and_delete_records(cluster, tmp_path):
-    b = cluster.bootstrap
+def test_get_offsets_and_delete_records(broker, tmp_path):
+    b = broker.bootstrap
     kafkapy("topics", "--bootstrap-server", b, "--create", "--topic", "offs", "--partitions", "2")
     kafkapy(
         "console-producer",
@@ -372,8 +369,8 @@ def test_get_offsets_and_delete_records(cluster, tmp_path):
     assert earliest == f"offs:{part}:3\n"
 
 
-def test_configs_describe_and_alter(cluster):
-    b = cluster.bootstrap
+def test_configs_describe_and_alter(broker):
+    b = broker.bootstrap
     kafkapy(
         "topics",
         "--bootstrap-server",
@@ -451,16 +448,16 @@ def test_configs_describe_and_alter(cluster):
     assert b"retention.ms" not in text
 
 
-def test_broker_api_versions(cluster):
-    out = kafkapy("broker-api-versions", "--bootstrap-server", cluster.bootstrap).stdout.decode()
+def test_broker_api_versions(broker):
+    out = kafkapy("broker-api-versions", "--bootstrap-server", broker.bootstrap).stdout.decode()
     lines = out.splitlines()
-    assert lines[0] == f"{cluster.bootstrap} (id: 0 rack: null isFenced: false) -> ("
+    assert lines[0] == f"{broker.bootstrap} (id: 0 rack: null isFenced: false) -> ("
     assert "\tApiVersions(18): 0 to 4 [usable: 4]," in lines
     assert "\tProduce(0): 0 to 12 [usable: 12]," in lines
     assert lines[-1] == ")"
 
 
-def test_producer_perf_test(cluster):
+def test_producer_perf_test(broker):
     out = kafkapy(
         "producer-perf-test",
         "--topic",
@@ -472,7 +469,7 @@ def test_producer_perf_test(cluster):
         "--throughput",
         "-1",
         "--command-property",
-        f"bootstrap.servers={cluster.bootstrap}",
+        f"bootstrap.servers={broker.bootstrap}",
         "acks=all",
     ).stdout.decode()
     last = out.splitlines()[-1]
@@ -482,7 +479,7 @@ def test_producer_perf_test(cluster):
         r"\d+ ms 99\.9th\.",
         last,
     ), last
-    offsets = kafkapy("get-offsets", "--bootstrap-server", cluster.bootstrap, "--topic", "perf")
+    offsets = kafkapy("get-offsets", "--bootstrap-server", broker.bootstrap, "--topic", "perf")
     assert sum(int(x.rsplit(":", 1)[1]) for x in offsets.stdout.decode().split()) == 20000
 
 
@@ -504,24 +501,24 @@ def perf_run(bootstrap: str, topic: str, n: int, *extra: str) -> re.Match[str]:
     return m
 
 
-def test_producer_perf_test_throttled_latency_is_the_records(cluster):
+def test_producer_perf_test_throttled_latency_is_the_records(broker):
     """A throttled run reports each record's time to its acknowledgement, not the time until
     the tool next served delivery reports (it used to, every 1,000 records: at 1,000
     records/s that made the median latency about 500 ms)."""
-    m = perf_run(cluster.bootstrap, "perf-throttled", 1500, "--throughput", "1000")
+    m = perf_run(broker.bootstrap, "perf-throttled", 1500, "--throughput", "1000")
     assert int(m.group(3)) < 250, m.group(0)
 
 
-def test_producer_perf_test_transactions(cluster):
+def test_producer_perf_test_transactions(broker):
     """--transaction-duration-ms, as Kafka's ProducerPerformance: one transaction per 100 ms
     under --transactional-id, committed; each commit leaves a marker on the partition."""
     kafkapy(
-        *("topics", "--bootstrap-server", cluster.bootstrap, "--create", "--topic"),
+        *("topics", "--bootstrap-server", broker.bootstrap, "--create", "--topic"),
         *("perf-txn", "--partitions", "1", "--replication-factor", "1"),
     )
     n = 600
     perf_run(
-        cluster.bootstrap,
+        broker.bootstrap,
         "perf-txn",
         n,
         "--throughput",
@@ -531,20 +528,20 @@ def test_producer_perf_test_transactions(cluster):
         "--transactional-id",
         "perf-app",
     )
-    offsets = kafkapy("get-offsets", "--bootstrap-server", cluster.bootstrap, "--topic", "perf-txn")
+    offsets = kafkapy("get-offsets", "--bootstrap-server", broker.bootstrap, "--topic", "perf-txn")
     markers = int(offsets.stdout.decode().split(":")[-1]) - n
     assert markers >= 2, offsets.stdout  # 300 ms of records at least: three transactions
     described = kafkapy(
         "transactions",
         "--bootstrap-server",
-        cluster.bootstrap,
+        broker.bootstrap,
         "describe",
         "--transactional-id",
         "perf-app",
     ).stdout.decode()
     assert described.splitlines()[1].split()[4] == "CompleteCommit", described
     out = kafkapy(
-        *("console-consumer", "--bootstrap-server", cluster.bootstrap, "--topic", "perf-txn"),
+        *("console-consumer", "--bootstrap-server", broker.bootstrap, "--topic", "perf-txn"),
         *("--from-beginning", "--isolation-level", "read_committed", "--timeout-ms", "5000"),
     )
     assert len(out.stdout.splitlines()) == n
@@ -572,14 +569,14 @@ def test_unreachable_cluster_is_one_line(args):
     assert [line for line in err.splitlines() if line.startswith("Error")], err
 
 
-def test_wrapper_scripts_run_the_tools(cluster):
+def test_wrapper_scripts_run_the_tools(broker):
     for name in ("kafka-topics.sh", "kafka-console-producer.sh", "zookeeper-shell.sh"):
         assert os.access(ROOT / "scripts" / name, os.X_OK)
     out = subprocess.run(
         [
             str(ROOT / "scripts" / "kafka-topics.sh"),
             "--bootstrap-server",
-            cluster.bootstrap,
+            broker.bootstrap,
             "--list",
         ],
         capture_output=True,
@@ -591,8 +588,8 @@ def test_wrapper_scripts_run_the_tools(cluster):
 # -- consumer groups (need the broker's group coordinator APIs) ------------------------------------
 
 
-def test_consumer_groups_describe_reset_and_delete(cluster):
-    b = cluster.bootstrap
+def test_consumer_groups_describe_reset_and_delete(broker):
+    b = broker.bootstrap
     assert {10, 11, 14, 15, 16, 8, 9, 42} <= served_api_keys(b)  # the group coordinator APIs
     kafkapy("topics", "--bootstrap-server", b, "--create", "--topic", "grp", "--partitions", "2")
     # Keys "0" and "1" hash (murmur2) to partitions 0 and 1: five records each. Keyless records
@@ -707,8 +704,8 @@ def test_consumer_groups_describe_reset_and_delete(cluster):
     )
 
 
-def test_consumer_perf_test(cluster):
-    b = cluster.bootstrap
+def test_consumer_perf_test(broker):
+    b = broker.bootstrap
     assert {10, 11, 14} <= served_api_keys(b)  # FindCoordinator, JoinGroup, SyncGroup
     kafkapy(
         "producer-perf-test",
@@ -740,13 +737,13 @@ def test_consumer_perf_test(cluster):
     assert line.split(", ")[4] == "5000"
 
 
-def test_consumer_perf_test_reads_uncommitted_as_kafkas(cluster):
+def test_consumer_perf_test_reads_uncommitted_as_kafkas(broker):
     """Kafka's ConsumerPerformance consumes with the Java default, read_uncommitted: records of
     aborted and open transactions count, and an open transaction does not stop it
     (librdkafka's default, read_committed, stopped the tool at the open transaction)."""
     from confluent_kafka import Producer
 
-    b = cluster.bootstrap
+    b = broker.bootstrap
     kafkapy(*("topics", "--bootstrap-server", b, "--create", "--topic", "cperf-txn"),
             *("--partitions", "1", "--replication-factor", "1"))
     txn = Producer({"bootstrap.servers": b, "transactional.id": "cperf-app"})

@@ -28,25 +28,12 @@ TOPIC, BROKER = 2, 4
 SET, DELETE = 0, 1
 DYNAMIC_TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT = 1, 2, 3
 
-pytestmark = pytest.mark.timeout(240)
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """Three brokers on their own ZooKeeper, checking retention every half second."""
-    from kafkapy.testing.zookeeper import ZooKeeperServer
-
-    base = tmp_path_factory.mktemp("propagation")
-    server = ZooKeeperServer(base / "zookeeper")
-    server.start()
-    c = Cluster(base, server.connect_string)
-    for b in c.brokers.values():
-        b.overrides["log.retention.check.interval.ms"] = "500"
-    try:
-        yield c.start()
-    finally:
-        c.stop()
-        server.stop()
+# the module's cluster (compat_tests/conftest.py): three brokers on their own ZooKeeper, checking
+# retention every half second
+pytestmark = [
+    pytest.mark.timeout(240),
+    pytest.mark.kafka_cluster(overrides={"log.retention.check.interval.ms": "500"}),
+]
 
 
 def alter(cluster: Cluster, via: int, rtype: int, name: str, ops) -> None:

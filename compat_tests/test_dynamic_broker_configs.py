@@ -13,7 +13,6 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource
 from kio.schema.alter_configs.v2 import request as ac
 
 from kafkapy.protocol.errors import ErrorCode
-from kafkapy.testing import BrokerProcess
 
 from .rawclient import RawClient
 
@@ -24,14 +23,11 @@ JAAS = (
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory):
+def broker(module_broker_factory):
     # a static password config, whose value DescribeConfigs must not show
-    proc = BrokerProcess(
-        tmp_path_factory.mktemp("dynamic-configs"),
-        {"listener.name.plaintext.plain.sasl.jaas.config": JAAS},
-    ).start()
-    yield proc
-    assert proc.stop() == 0, proc.log_text()[-3000:]
+    return module_broker_factory(
+        {"listener.name.plaintext.plain.sasl.jaas.config": JAAS}, name="dynamic-configs"
+    )
 
 
 @pytest.fixture(scope="module")

@@ -386,14 +386,18 @@ def test_out_of_file_descriptors(tmp_path):
             assert open_fds(pid) <= LimitedBroker.nofile - 32  # the reserve is left free
             assert "reason=file_descriptors" in broker.log_text()
             # storage still gets descriptors: auto-create a 4-partition topic and append to it
-            meta = writer.request(
-                MetadataRequest(
-                    topics=(MetadataRequestTopic(topic_id=None, name="fd-topic"),),
-                    allow_auto_topic_creation=True,
-                    include_topic_authorized_operations=False,
+            # (created just after the first Metadata answer, as Kafka 4.4: asked until it is)
+            def fd_topic_ready() -> bool:
+                meta = writer.request(
+                    MetadataRequest(
+                        topics=(MetadataRequestTopic(topic_id=None, name="fd-topic"),),
+                        allow_auto_topic_creation=True,
+                        include_topic_authorized_operations=False,
+                    )
                 )
-            )
-            assert meta.topics[0].error_code == 0, meta.topics[0]
+                return meta.topics[0].error_code == 0
+
+            wait_until(fd_topic_ready, 30, "fd-topic to be auto-created")
             now = int(time.time() * 1000)
             batch = encode_batch([Record(0, now, None, b"still writable", [])])
             writer.send_frame(produce_frame("fd-topic", batch, 5)[4:])

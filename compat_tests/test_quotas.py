@@ -18,7 +18,6 @@ import socket
 import struct
 import time
 import uuid
-from collections.abc import Iterator
 
 import pytest
 from kio.schema.alter_client_quotas.v1 import request as acq
@@ -36,16 +35,11 @@ WARM_UP = 2.5  # seconds at 80 % of the quota
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory) -> Iterator[BrokerProcess]:
-    proc = BrokerProcess(
-        tmp_path_factory.mktemp("quotas"),
+def broker(module_broker_factory) -> BrokerProcess:
+    return module_broker_factory(
         {"quota.window.num": "2", "quota.window.size.seconds": "1", "num.partitions": "1"},
+        name="quotas",
     )
-    proc.start()
-    try:
-        yield proc
-    finally:
-        assert proc.stop() == 0, proc.log_text()[-3000:]
 
 
 def set_quotas(broker: BrokerProcess, entity: tuple[tuple[str, str | None], ...],

@@ -34,21 +34,11 @@ from confluent_kafka.admin import AdminClient  # noqa: E402
 from pyspark.errors import StreamingQueryException  # noqa: E402
 
 from compat_tests.test_spark_source import T0, create, produce  # noqa: E402
-from kafkapy.spark.testing import local_session  # noqa: E402
-from kafkapy.testing import BrokerProcess  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    proc = BrokerProcess(tmp_path_factory.mktemp("broker"))
-    proc.start()
-    yield proc
-    proc.stop()
-
-
-@pytest.fixture(scope="module")
-def spark():
-    return local_session()
+def broker(module_broker_factory):
+    return module_broker_factory()
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,6 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkapy.pipelines.access_log_generator import AccessLogGenerator, LogLine
 from kafkapy.pipelines.access_log_job import JobConfig, malformed_count, start
-from kafkapy.spark.testing import local_session
-from kafkapy.testing import BrokerProcess
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -129,16 +127,8 @@ def read_all(bootstrap: str, topic: str) -> list:
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    proc = BrokerProcess(tmp_path_factory.mktemp("broker"))
-    proc.start()
-    yield proc
-    proc.stop()
-
-
-@pytest.fixture(scope="module")
-def spark():
-    return local_session()
+def broker(module_broker_factory):
+    return module_broker_factory()
 
 
 def run_job(spark, cfg: JobConfig) -> int:

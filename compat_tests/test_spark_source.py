@@ -17,8 +17,6 @@ from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.errors import StreamingQueryException
 
-from kafkapy.spark import register
-from kafkapy.spark.testing import local_session
 from kafkapy.testing import BrokerProcess, free_port
 
 pytestmark = pytest.mark.timeout(300)
@@ -27,18 +25,8 @@ T0 = 1_700_000_000_000  # record timestamps: T0 + i ms
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    proc = BrokerProcess(tmp_path_factory.mktemp("broker"))
-    proc.start()
-    yield proc
-    proc.stop()
-
-
-@pytest.fixture(scope="module")
-def spark():
-    s = local_session()
-    register(s)
-    return s
+def broker(module_broker_factory):
+    return module_broker_factory()
 
 
 def create(bootstrap: str, topic: str, partitions: int) -> None:

@@ -17,17 +17,8 @@ pytest.importorskip("pyarrow")
 from confluent_kafka import Producer
 
 from compat_tests.suites.jvm import connector_missing
-from kafkapy.spark import register
-from kafkapy.spark.testing import local_session
 
 pytestmark = pytest.mark.timeout(300)
-
-
-@pytest.fixture(scope="module")
-def spark():
-    session = local_session()
-    register(session)
-    return session
 
 
 def fill(bootstrap: str, topic: str, partitions: int) -> list[bytes]:

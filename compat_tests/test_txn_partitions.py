@@ -31,16 +31,8 @@ READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
 
 @pytest.fixture
-def broker(tmp_path):
-    from kafkapy.testing import BrokerProcess
-
-    proc = BrokerProcess(
-        tmp_path / "broker", {"transaction.partition.verification.enable": "false"}
-    )
-    proc.start()
-    yield proc
-    code = proc.stop()
-    assert code == 0, f"broker did not shut down cleanly (exit {code}):\n{proc.log_text()[-3000:]}"
+def broker(broker_factory):
+    return broker_factory({"transaction.partition.verification.enable": "false"}, clean_stop=True)
 
 
 def build_log(c: RawClient, topic: str) -> tuple[list[bytes], list[bytes]]:

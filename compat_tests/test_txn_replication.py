@@ -24,21 +24,10 @@ from kafkapy.testing.cluster import BROKERS, Cluster, wait_for
 READ_COMMITTED = 1
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    from kafkapy.testing.zookeeper import ZooKeeperServer
-
-    base = tmp_path_factory.mktemp("txn-cluster")
-    server = ZooKeeperServer(base / "zookeeper")
-    server.start()
-    c = Cluster(base, server.connect_string)
-    for b in c.brokers.values():
-        b.overrides["transaction.partition.verification.enable"] = "false"
-    try:
-        yield c.start()
-    finally:
-        c.stop()
-        server.stop()
+# the module's cluster (compat_tests/conftest.py): three brokers on their own ZooKeeper
+pytestmark = pytest.mark.kafka_cluster(
+    overrides={"transaction.partition.verification.enable": "false"}
+)
 
 
 def txn_index(cluster: Cluster, broker_id: int, topic: str) -> bytes:

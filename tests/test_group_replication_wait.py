@@ -19,11 +19,11 @@ from kafkapy.coordinator.group.coordinator import (
 )
 from kafkapy.metadata.models import PartitionState, TopicInfo
 from kafkapy.protocol.errors import ErrorCode as E
-from kafkapy.replication.partition import PartitionReplica
+from kafkapy.replication.partition import PartitionReplica, replication_outcome
 from kafkapy.server.config.broker_config import BrokerConfig
 from kafkapy.server.coordinator.group_service import OFFSETS_TOPIC, GroupService
 from kafkapy.server.replication.purgatory import Purgatory
-from kafkapy.server.replication.replica_manager import ReplicaManager, replication_outcome
+from kafkapy.server.replication.replica_manager import ReplicaManager
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.log import PartitionLog
 

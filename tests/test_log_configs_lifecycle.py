@@ -136,7 +136,9 @@ def test_timestamp_bounds(tmp_path) -> None:
                 leader_epoch=0,
                 now_ms=NOW,
             )
-        assert e.value.error_code == 32 and f"Timestamp {ts}" in str(e.value)
+        assert e.value.error_code == 32 and e.value.record_errors is not None
+        [(index, message)] = e.value.record_errors.errors  # KIP-467: record 1 named
+        assert index == 1 and message.startswith(f"Timestamp {ts} of message with offset 1")
     # LogAppendTime topics do not check producer timestamps
     log.update_config(
         LogConfig(message_timestamp_type="LogAppendTime", message_timestamp_before_max_ms=1)

@@ -64,16 +64,18 @@ def test_response_headers():
     assert response_header(18, 9, flexible=True) == struct.pack(">i", 9)  # ApiVersions: v0
 
 
-def test_served_table_is_kafka_4_0():
+def test_served_table_has_kafka_4_4_ranges():
     t = served_apis()
     assert (t["Produce"].min_version, t["Produce"].accept_min, t["Produce"].max_version) == (
         0,
         3,
-        12,
+        13,
     )
-    assert (t["Fetch"].min_version, t["Fetch"].max_version) == (4, 17)
-    assert (t["ListOffsets"].min_version, t["ListOffsets"].max_version) == (1, 10)
+    assert (t["Fetch"].min_version, t["Fetch"].max_version) == (4, 18)
+    assert (t["ListOffsets"].min_version, t["ListOffsets"].max_version) == (1, 11)
     assert (t["Metadata"].min_version, t["Metadata"].max_version) == (0, 13)
+    assert (t["JoinGroup"].min_version, t["JoinGroup"].max_version) == (0, 9)
+    assert (t["ApiVersions"].min_version, t["ApiVersions"].max_version) == (0, 5)
 
 
 @dataclass
@@ -85,7 +87,7 @@ class Blob:
         return len(self.data)
 
 
-@pytest.mark.parametrize("version", range(4, 18))
+@pytest.mark.parametrize("version", range(4, 19))
 def test_fetch_response_writer_decodes_with_kafkas_schema(version):
     tid = uuid.uuid4()
     topics = [
@@ -156,6 +158,16 @@ def test_frame_reader_refuses_bad_sizes_at_the_prefix():
             reader.received(4)
 
 
+T1_ID, T2_ID = uuid.UUID(int=0x71), uuid.UUID(int=0x72)
+
+
+def _topic_key(version: int, name: str) -> dict:
+    """How a Produce topic is named: by name up to v12, by id from v13 (KIP-516)."""
+    if version >= 13:
+        return {"topic_id": T1_ID if name == "t1" else T2_ID}
+    return {"name": name}
+
+
 def _produce_request(version: int, records: bytes | None):
     from kio.index import load_payload_module
     from kio.static.constants import EntityType
@@ -167,18 +179,18 @@ def _produce_request(version: int, records: bytes | None):
         timeout=datetime.timedelta(milliseconds=1500),
         topic_data=(
             m.TopicProduceData(
-                name="t1",
+                **_topic_key(version, "t1"),
                 partition_data=(
                     m.PartitionProduceData(index=0, records=records),
                     m.PartitionProduceData(index=3, records=None),
                 ),
             ),
-            m.TopicProduceData(name="t2", partition_data=()),
+            m.TopicProduceData(**_topic_key(version, "t2"), partition_data=()),
         ),
     )
 
 
-@pytest.mark.parametrize("version", range(3, 13))
+@pytest.mark.parametrize("version", range(3, 14))
 def test_produce_request_reader_agrees_with_kio(version):
     batch = bytes(range(256)) * 3
     body = io.BytesIO()
@@ -188,7 +200,10 @@ def test_produce_request_reader_agrees_with_kio(version):
     frame_ = bytearray(head + body.getvalue())
     got = parse_produce_request(frame_, len(head), version)
     assert (got.transactional_id, got.acks, got.timeout_ms) == (req.transactional_id, -1, 1500)
-    assert [t.name for t in got.topics] == ["t1", "t2"]
+    if version >= 13:
+        assert [(t.name, t.topic_id) for t in got.topics] == [("", T1_ID), ("", T2_ID)]
+    else:
+        assert [t.name for t in got.topics] == ["t1", "t2"]
     p0, p3 = got.topics[0].partitions
     assert (p0.index, bytes(p0.records), p3.index, p3.records) == (0, batch, 3, None)
     assert got.topics[1].partitions == []
@@ -198,7 +213,7 @@ def test_produce_request_reader_agrees_with_kio(version):
         parse_produce_request(frame_[:-1], len(head), version)
 
 
-@pytest.mark.parametrize("version", (3, 8, 9, 12))
+@pytest.mark.parametrize("version", (3, 8, 9, 12, 13))
 def test_produce_request_reader_refuses_every_truncation(version):
     body = io.BytesIO()
     req = _produce_request(version, b"R" * 40)
@@ -220,18 +235,22 @@ def test_produce_request_reader_skips_unknown_tags():
     assert bytes(got.topics[0].partitions[0].records) == b"R" * 70
 
 
-@pytest.mark.parametrize("version", range(3, 13))
+@pytest.mark.parametrize("version", range(3, 14))
 def test_produce_response_writer_decodes_with_kafkas_schema(version):
     parts = [
         PartitionResponse(0, 0, 42, -1, 7, None),
         PartitionResponse(1, 87, -1, 1_700_000_000_000, -1, "bad record"),
     ]
-    body = encode_produce_response(version, [("t1", parts), ("t2", [])], throttle_ms=5)
+    keys = (T1_ID, T2_ID) if version >= 13 else ("t1", "t2")
+    body = encode_produce_response(version, [(keys[0], parts), (keys[1], [])], throttle_ms=5)
     resp, size = entity_reader(load_response_schema(0, version))(body, 0)
     assert size == len(body)
     assert resp.throttle_time == datetime.timedelta(milliseconds=5)
     t1, t2 = resp.responses
-    assert (t1.name, t2.name, t2.partition_responses) == ("t1", "t2", ())
+    if version >= 13:
+        assert (t1.topic_id, t2.topic_id, t2.partition_responses) == (T1_ID, T2_ID, ())
+    else:
+        assert (t1.name, t2.name, t2.partition_responses) == ("t1", "t2", ())
     a, b = t1.partition_responses
     assert (a.index, a.error_code, a.base_offset, a.log_append_time) == (0, 0, 42, None)
     assert (b.index, b.error_code) == (1, 87)

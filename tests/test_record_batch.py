@@ -116,8 +116,8 @@ def test_record_count_and_deltas_checked() -> None:
 
 def test_garbage_record_lengths() -> None:
     b = bytearray(encode_batch(recs(2)))
-    b[BATCH_HEADER_SIZE] = 0x7E  # first record claims 63 bytes
-    with pytest.raises(CorruptRecordError):
+    b[BATCH_HEADER_SIZE] = 0x7E  # first record claims 63 bytes: INVALID_RECORD, as Kafka 4.4
+    with pytest.raises(InvalidRecordError):
         validate_batches(_recrc(b), max_batch_size=BIG)
 
 

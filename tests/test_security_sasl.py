@@ -118,12 +118,14 @@ def test_jaas_config() -> None:
 
 
 def _api_versions_frame(version: int, software: str) -> bytearray:
-    """ApiVersions in v3's layout at any version: header v2, then the flexible body."""
+    """ApiVersions in v3's layout at any version (v5: with no cluster id and node id -1):
+    header v2, then the flexible body."""
     def compact(text: str) -> bytes:
         return bytes([len(text) + 1]) + text.encode()
 
     head = struct.pack(">hhih", 18, version, 1, 3) + b"raw" + b"\x00"
-    return bytearray(head + compact(software) + compact("1.0") + b"\x00")
+    v5 = b"\x00" + struct.pack(">i", -1) if version >= 5 else b""  # no cluster id, node -1
+    return bytearray(head + compact(software) + compact("1.0") + v5 + b"\x00")
 
 
 def test_sasl_stage_waits_for_a_successful_api_versions(tmp_path) -> None:

@@ -13,12 +13,7 @@ from kafkapy.security.listener_security import ListenerSecurity, SecurityConfigE
 from kafkapy.security.principal import ANONYMOUS, KafkaPrincipal
 from kafkapy.security.tls import TlsConfigError, openssl_cipher_name, server_context
 from kafkapy.server.network.listeners import certificate_principal
-from kafkapy.testing.tls import ALICE_DN, KEY_PASSWORD, make_pki
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory):
-    return make_pki(tmp_path_factory.mktemp("pki"))
+from kafkapy.testing.tls import ALICE_DN, KEY_PASSWORD
 
 
 def test_key_stores(pki) -> None:

@@ -99,7 +99,7 @@ class RequestGenerator:
         if name in PARTITION_FIELDS and r < 0.6:
             return self.rng.randrange(self.targets.partitions)
         if r < 0.35:
-            return self.rng.choice((0, 1, -1, 2, 3))
+            return self.rng.choice([v for v in (0, 1, -1, 2, 3) if lo <= v])  # (uint16: no -1)
         if r < 0.5:
             return self.rng.choice((lo, hi, lo + 1, hi - 1))
         if r < 0.8:

@@ -24,31 +24,49 @@ class Known:
 PROTOCOL_LINE = "to be fixed by the 4.4 protocol-line issue"
 # ---- why (FINDINGS.md has the longer story of each)
 API_MAX = f"Kafka 4.4 serves a newer version of this API; kafkapy stops at 4.0's ({PROTOCOL_LINE})"
-API_JOIN_MIN = f"Kafka 4.4 advertises JoinGroup from v0; kafkapy from v2 as 4.0 ({PROTOCOL_LINE})"
 API_SHARE = "share groups (KIP-932) are not implemented by kafkapy"
 API_STREAMS = "the streams group protocol (KIP-1071) is not implemented by kafkapy"
 API_TOKENS = "delegation tokens are not implemented by kafkapy"
-API_KRAFT = ("KRaft quorum and feature APIs: kafkapy runs on ZooKeeper-era metadata and has no "
-             "quorum or finalized features")
 API_ABSENT = f"API kafkapy does not serve ({PROTOCOL_LINE})"
-FEATURES = ("kafkapy finalizes only the features whose semantics it implements "
-            "(transaction.version 2); it has no metadata.version, group.version, share.version ...")
+FEATURES = ("kafkapy finalizes only group.version 1 and transaction.version 2 (the feature "
+            "levels whose semantics it implements; no metadata.version: it has no KRaft metadata "
+            "log)")
 API_TXN_OFFSET_COMMIT_V6 = ("TxnOffsetCommit v6 names topics by id (KIP-1319); kafkapy serves up "
                             "to v5 (transactions version 2)")
+FEATURE_RANGES = ("kafkapy supports only the feature levels it implements (group.version 1, "
+                  "share.version 0 ...), where 4.4 supports 0 up to its default levels: "
+                  "UpdateFeatures refuses other levels with 'only supports versions A-B'")
 MIN_ISR_CLUSTER_DEFAULT = ("Kafka 4.4's storage format (ELR on) records min.insync.replicas as a "
                            "cluster-wide dynamic default; kafkapy has only the static default")
-FETCH_OUT_OF_RANGE = (f"Kafka 4.4 answers OFFSET_OUT_OF_RANGE with high watermark, last stable "
-                      f"and log start offsets -1; kafkapy with the real ones ({PROTOCOL_LINE})")
-AUTO_CREATE_SYNC = ("Kafka 4.4 creates the topic through the controller and answers the first "
-                    "Metadata with UNKNOWN_TOPIC_OR_PARTITION; kafkapy creates it synchronously")
 FETCH_PARTIAL_BATCH = ("Kafka 4.4 fills a fetch up to the byte limit with log bytes, ending in a "
                        "partial batch clients drop; kafkapy sends whole batches only")
 OTHER_BROKER_ALTER = ("Kafka 4.4 refuses a broker-config alter naming another broker's id "
                       "(a client sends it to that broker); kafkapy accepts it, as ZooKeeper mode "
                       "let any broker write any broker's configs")
-RECORD_ERRORS = ("kafkapy does not fill record_errors (batch index and message) for records "
-                 "refused by validation, nor Kafka's summary error_message")
+STRICTER = ("kafkapy refuses (INVALID_RECORD) a batch Kafka 4.4 accepts and stores, because "
+            "readers then fail on it")
+STRICTER_OFFSET_DELTAS = (f"{STRICTER}: offset deltas 0,5 in an uncompressed batch (librdkafka "
+                          "loops on it)")
+STRICTER_NULL_LENGTH = (f"{STRICTER}: a key or value length below -1, which Kafka reads as "
+                        "null (librdkafka stalls on it)")
+STRICTER_HEADER_VALUE = (f"{STRICTER}: a header value length below -1, which Kafka reads as "
+                         "null (librdkafka fails on it)")
+STRICTER_VARINT_BITS = (f"{STRICTER}: a 5-byte varint whose last byte carries bits past 32, "
+                        "which Kafka drops (64-bit readers such as librdkafka do not)")
 
+
+
+# UpdateFeatures refusals: "... Invalid update version <what>. <why>"
+ALL_FAILED = "The update failed for all features since the following feature had an error: "
+LOCAL = "Local controller 1"
+NO_DOWNGRADE_AS_UPGRADE = ("Can't downgrade the version of this feature without setting the "
+                           "upgrade type to either safe or unsafe downgrade.")
+
+
+def _feature_update(case: str, what: str, kafka_why: str, kafkapy_why: str) -> Known:
+    return Known("update_features", f"{case}.error_message",
+                 f"{ALL_FAILED}Invalid update version {what}. {kafka_why}",
+                 f"{ALL_FAILED}Invalid update version {what}. {kafkapy_why}", FEATURE_RANGES)
 
 KNOWN: list[Known] = [
     # ---- describe_topic_configs
@@ -61,31 +79,16 @@ KNOWN: list[Known] = [
           '<absent>',
           MIN_ISR_CLUSTER_DEFAULT),
     # ---- api_versions
-    Known('api_versions', 'api_keys.0:produce', '0..13', '0..12', API_MAX),
-    Known('api_versions', 'api_keys.11:join_group', '0..9', '2..9', API_JOIN_MIN),
-    Known('api_versions', 'api_keys.18:api_versions', '0..5', '0..4', API_MAX),
-    Known('api_versions', 'api_keys.1:fetch', '4..18', '4..17', API_MAX),
     Known('api_versions', 'api_keys.28:txn_offset_commit', '0..6', '0..5',
           API_TXN_OFFSET_COMMIT_V6),
-    Known('api_versions', 'api_keys.2:list_offsets', '1..11', '1..10', API_MAX),
-    Known('api_versions', 'api_keys.34:alter_replica_log_dirs', '1..2', '<absent>', API_ABSENT),
-    Known('api_versions', 'api_keys.35:describe_log_dirs', '1..5', '1..4', API_MAX),
     Known('api_versions', 'api_keys.38:create_delegation_token', '1..3', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.39:renew_delegation_token', '1..2', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.40:expire_delegation_token', '1..2', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.41:describe_delegation_token', '1..3', '<absent>', API_TOKENS),
-    Known('api_versions', 'api_keys.42:delete_groups', '0..3', '0..2', API_MAX),
-    Known('api_versions', 'api_keys.45:alter_partition_reassignments', '0..1', '0..0', API_MAX),
-    Known('api_versions', 'api_keys.55:describe_quorum', '0..2', '<absent>', API_KRAFT),
-    Known('api_versions', 'api_keys.57:update_features', '0..2', '<absent>', API_KRAFT),
-    Known('api_versions', 'api_keys.64:unregister_broker', '0..0', '<absent>', API_KRAFT),
-    Known('api_versions', 'api_keys.66:list_transactions', '0..2', '0..1', API_MAX),
     Known('api_versions', 'api_keys.76:share_group_heartbeat', '1..1', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.77:share_group_describe', '1..1', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.78:share_fetch', '1..2', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.79:share_acknowledge', '1..2', '<absent>', API_SHARE),
-    Known('api_versions', 'api_keys.80:add_raft_voter', '0..1', '<absent>', API_KRAFT),
-    Known('api_versions', 'api_keys.81:remove_raft_voter', '0..0', '<absent>', API_KRAFT),
     Known('api_versions', 'api_keys.83:initialize_share_group_state',
           '0..0',
           '<absent>',
@@ -99,7 +102,6 @@ KNOWN: list[Known] = [
           API_SHARE),
     Known('api_versions', 'api_keys.88:streams_group_heartbeat', '0..1', '<absent>', API_STREAMS),
     Known('api_versions', 'api_keys.89:streams_group_describe', '0..1', '<absent>', API_STREAMS),
-    Known('api_versions', 'api_keys.8:offset_commit', '2..10', '2..9', API_MAX),
     Known('api_versions', 'api_keys.90:describe_share_group_offsets',
           '0..1',
           '<absent>',
@@ -108,77 +110,87 @@ KNOWN: list[Known] = [
     Known('api_versions', 'api_keys.92:delete_share_group_offsets', '0..0', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.93:unknown', '0..0', '<absent>', API_ABSENT),
     Known('api_versions', 'api_keys.94:unknown', '0..0', '<absent>', API_ABSENT),
-    Known('api_versions', 'api_keys.9:offset_fetch', '1..10', '1..9', API_MAX),
     Known('api_versions', 'finalized_features.eligible.leader.replicas.version',
           '1..1',
           '<absent>',
           FEATURES),
-    Known('api_versions', 'finalized_features.group.version', '1..1', '<absent>', FEATURES),
     Known('api_versions', 'finalized_features.metadata.version', '33..33', '<absent>', FEATURES),
     Known('api_versions', 'finalized_features.share.version', '2..2', '<absent>', FEATURES),
     Known('api_versions', 'finalized_features.streams.version', '1..1', '<absent>', FEATURES),
-    Known('api_versions', 'supported_features', '<absent>', {}, FEATURES),
+    Known('api_versions', 'supported_features.group.version', '<absent>', '1..1',
+          FEATURE_RANGES),
     Known('api_versions', 'supported_features.metadata.version', '7..33', '<absent>', FEATURES),
-    # ---- fetch_out_of_range
-    Known('fetch_out_of_range', 'above_end.responses.0.partitions.0.high_watermark',
-          -1,
-          3,
-          FETCH_OUT_OF_RANGE),
-    Known('fetch_out_of_range', 'above_end.responses.0.partitions.0.last_stable_offset',
-          -1,
-          3,
-          FETCH_OUT_OF_RANGE),
-    Known('fetch_out_of_range', 'above_end.responses.0.partitions.0.log_start_offset',
-          -1,
-          0,
-          FETCH_OUT_OF_RANGE),
-    Known('fetch_out_of_range', 'negative.responses.0.partitions.0.high_watermark',
-          -1,
-          3,
-          FETCH_OUT_OF_RANGE),
-    Known('fetch_out_of_range', 'negative.responses.0.partitions.0.last_stable_offset',
-          -1,
-          3,
-          FETCH_OUT_OF_RANGE),
-    Known('fetch_out_of_range', 'negative.responses.0.partitions.0.log_start_offset',
-          -1,
-          0,
-          FETCH_OUT_OF_RANGE),
-    # ---- metadata_auto_create
-    Known('metadata_auto_create', 'first.error_code',
-          'unknown_topic_or_partition',
-          'none',
-          AUTO_CREATE_SYNC),
-    Known('metadata_auto_create', 'first.partitions', 0, 1, AUTO_CREATE_SYNC),
-    # ---- produce_errors
-    Known('produce_errors', 'timestamp_far_future.error_message',
-          'One or more records have been rejected due to invalid timestamp',
-          ('Timestamp <clock> of message with offset 0 is out of range. The timest'
-           'amp should be within [-1, <clock>]'),
-          RECORD_ERRORS),
-    Known('produce_errors', 'timestamp_far_future.record_errors', '<absent>', [], RECORD_ERRORS),
-    Known('produce_errors', 'timestamp_far_future.record_errors.0.batch_index',
-          0,
-          '<absent>',
-          RECORD_ERRORS),
-    Known('produce_errors', 'timestamp_far_future.record_errors.0.batch_index_error_message',
-          ('Timestamp <clock> of message with offset 0 is out of range. The timest'
-           'amp should be within [<clock>, <clock>]'),
-          '<absent>',
-          RECORD_ERRORS),
-    # ---- delete_records
-    Known('delete_records', 'fetch_below_log_start.responses.0.partitions.0.high_watermark',
-          -1,
-          6,
-          FETCH_OUT_OF_RANGE),
-    Known('delete_records', 'fetch_below_log_start.responses.0.partitions.0.last_stable_offset',
-          -1,
-          6,
-          FETCH_OUT_OF_RANGE),
-    Known('delete_records', 'fetch_below_log_start.responses.0.partitions.0.log_start_offset',
-          -1,
-          4,
-          FETCH_OUT_OF_RANGE),
+    # ---- crafted_records (kafkapy refuses batches 4.4 stores and some readers cannot read)
+    Known('crafted_records', 'header_value_length_minus3.base_offset',
+          0, -1, STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'header_value_length_minus3.error_code',
+          'none', 'invalid_record', STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'header_value_length_minus3.list_by_time_now_plus_1.0',
+          -1, '<absent>', STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'header_value_length_minus3.list_by_time_now_plus_1.1',
+          -1, '<absent>', STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'header_value_length_minus3.list_max_timestamp.0',
+          0, '<absent>', STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'header_value_length_minus3.list_max_timestamp.1',
+          0, '<absent>', STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'header_value_length_minus3.stored_max_timestamp_minus_now',
+          0, '<absent>', STRICTER_HEADER_VALUE),
+    Known('crafted_records', 'key_length_minus5.base_offset',
+          0, -1, STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'key_length_minus5.error_code',
+          'none', 'invalid_record', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'key_length_minus5.list_by_time_now_plus_1.0',
+          -1, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'key_length_minus5.list_by_time_now_plus_1.1',
+          -1, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'key_length_minus5.list_max_timestamp.0',
+          0, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'key_length_minus5.list_max_timestamp.1',
+          0, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'key_length_minus5.stored_max_timestamp_minus_now',
+          0, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'offset_deltas_0_5.base_offset',
+          0, -1, STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'offset_deltas_0_5.error_code',
+          'none', 'invalid_record', STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'offset_deltas_0_5.list_by_time_now_plus_1.0',
+          -1, '<absent>', STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'offset_deltas_0_5.list_by_time_now_plus_1.1',
+          -1, '<absent>', STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'offset_deltas_0_5.list_max_timestamp.0',
+          0, '<absent>', STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'offset_deltas_0_5.list_max_timestamp.1',
+          0, '<absent>', STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'offset_deltas_0_5.stored_max_timestamp_minus_now',
+          0, '<absent>', STRICTER_OFFSET_DELTAS),
+    Known('crafted_records', 'length_varint_overflow.base_offset',
+          0, -1, STRICTER_VARINT_BITS),
+    Known('crafted_records', 'length_varint_overflow.error_code',
+          'none', 'invalid_record', STRICTER_VARINT_BITS),
+    Known('crafted_records', 'length_varint_overflow.list_by_time_now_plus_1.0',
+          -1, '<absent>', STRICTER_VARINT_BITS),
+    Known('crafted_records', 'length_varint_overflow.list_by_time_now_plus_1.1',
+          -1, '<absent>', STRICTER_VARINT_BITS),
+    Known('crafted_records', 'length_varint_overflow.list_max_timestamp.0',
+          0, '<absent>', STRICTER_VARINT_BITS),
+    Known('crafted_records', 'length_varint_overflow.list_max_timestamp.1',
+          0, '<absent>', STRICTER_VARINT_BITS),
+    Known('crafted_records', 'length_varint_overflow.stored_max_timestamp_minus_now',
+          0, '<absent>', STRICTER_VARINT_BITS),
+    Known('crafted_records', 'value_length_minus7.base_offset',
+          0, -1, STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'value_length_minus7.error_code',
+          'none', 'invalid_record', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'value_length_minus7.list_by_time_now_plus_1.0',
+          -1, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'value_length_minus7.list_by_time_now_plus_1.1',
+          -1, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'value_length_minus7.list_max_timestamp.0',
+          0, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'value_length_minus7.list_max_timestamp.1',
+          0, '<absent>', STRICTER_NULL_LENGTH),
+    Known('crafted_records', 'value_length_minus7.stored_max_timestamp_minus_now',
+          0, '<absent>', STRICTER_NULL_LENGTH),
     # ---- describe_broker_configs
     Known('describe_broker_configs', 'empty_name.configs', '<absent>', {}, MIN_ISR_CLUSTER_DEFAULT),
     Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.read_only', False,
@@ -217,11 +229,28 @@ KNOWN: list[Known] = [
           FETCH_PARTIAL_BATCH),
     Known('fetch_limits', 'response_limit_two_batches.0.partial_tail', True, False,
           FETCH_PARTIAL_BATCH),
-    # ---- unsupported_versions
-    Known('unsupported_versions', 'api_versions_v99.api_versions_range.0.1', 5, 4, API_MAX),
     # ---- alter_broker_configs
     Known('alter_broker_configs', 'other_broker.error_code', 'invalid_request', 'none',
           OTHER_BROKER_ALTER),
     Known('alter_broker_configs', 'other_broker.error_message',
           'Unexpected broker id, expected 1, but received 7', None, OTHER_BROKER_ALTER),
+    # ---- update_features
+    _feature_update('v0.above_every_level', '9 for feature group.version',
+                    f'{LOCAL} only supports versions 0-1', f'{LOCAL} only supports versions 1-1'),
+    _feature_update('v0.downgrade_as_upgrade', '0 for feature group.version',
+                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 1-1'),
+    _feature_update('v0.share_version_up', '1 for feature share.version',
+                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 0-0'),
+    _feature_update('v1.above_every_level', '9 for feature group.version',
+                    f'{LOCAL} only supports versions 0-1', f'{LOCAL} only supports versions 1-1'),
+    _feature_update('v1.downgrade_as_upgrade', '0 for feature group.version',
+                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 1-1'),
+    _feature_update('v1.share_version_up', '1 for feature share.version',
+                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 0-0'),
+    _feature_update('v2.above_every_level', '9 for feature group.version',
+                    f'{LOCAL} only supports versions 0-1', f'{LOCAL} only supports versions 1-1'),
+    _feature_update('v2.downgrade_as_upgrade', '0 for feature group.version',
+                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 1-1'),
+    _feature_update('v2.share_version_up', '1 for feature share.version',
+                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 0-0'),
 ]

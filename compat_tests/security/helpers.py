@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kafkapy.testing import BrokerProcess, free_port
+from kafkapy.testing import BrokerProcess
 from kafkapy.testing.tls import Pki
 
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
@@ -140,8 +140,8 @@ FAILED_AUTH_DELAY_MS = 400
 REAUTH_MS = 2000
 
 
-def start_sasl_broker(base: Path, pki: Pki) -> BrokerProcess:
-    """A broker with two SASL listeners (the SASL test modules' broker):
+def sasl_broker_overrides(port: int, ssl_port: int, pki: Pki) -> dict[str, str]:
+    """The settings of a broker with two SASL listeners (the SASL test modules' broker):
 
     * SASL_PLAINTEXT (``broker.bootstrap``): PLAIN (users admin, bob), SCRAM-SHA-256 and
       SCRAM-SHA-512, whose sessions last REAUTH_MS
@@ -149,28 +149,20 @@ def start_sasl_broker(base: Path, pki: Pki) -> BrokerProcess:
     * SASL_SSL (``broker.ssl_bootstrap``): SCRAM-SHA-512 only.
 
     A failed authentication is answered and closed after FAILED_AUTH_DELAY_MS."""
-    port, ssl_port = free_port(), free_port()
-    proc = BrokerProcess(
-        base,
-        {
-            "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port},SASL_SSL://127.0.0.1:{ssl_port}",
-            "inter.broker.listener.name": "SASL_PLAINTEXT",
-            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
-            "sasl.mechanism.inter.broker.protocol": "PLAIN",
-            "listener.name.sasl_plaintext.plain.sasl.jaas.config": plain_jaas(
-                {ADMIN: ADMIN_PASSWORD, "bob": "bob-secret"}
-            ),
-            "listener.name.sasl_plaintext.scram-sha-512.connections.max.reauth.ms": str(REAUTH_MS),
-            "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512",
-            "listener.name.sasl_ssl.ssl.keystore.location": pki.server_keystore,
-            "connection.failed.authentication.delay.ms": str(FAILED_AUTH_DELAY_MS),
-            "group.initial.rebalance.delay.ms": "0",
-        },
-        port=port,
-    )
-    proc.start()
-    proc.ssl_bootstrap = f"127.0.0.1:{ssl_port}"  # type: ignore[attr-defined]
-    return proc
+    return {
+        "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port},SASL_SSL://127.0.0.1:{ssl_port}",
+        "inter.broker.listener.name": "SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        "sasl.mechanism.inter.broker.protocol": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": plain_jaas(
+            {ADMIN: ADMIN_PASSWORD, "bob": "bob-secret"}
+        ),
+        "listener.name.sasl_plaintext.scram-sha-512.connections.max.reauth.ms": str(REAUTH_MS),
+        "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+        "listener.name.sasl_ssl.ssl.keystore.location": pki.server_keystore,
+        "connection.failed.authentication.delay.ms": str(FAILED_AUTH_DELAY_MS),
+        "group.initial.rebalance.delay.ms": "0",
+    }
 
 
 def admin_client(broker: BrokerProcess) -> Any:

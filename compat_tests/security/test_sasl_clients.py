@@ -1,7 +1,7 @@
 """SASL with real clients: PLAIN and SCRAM-SHA-256/512 through confluent-kafka (librdkafka),
 kafka-python, kcat, Kafka's Java client and the tools; the SCRAM credential APIs and
 kafka-configs; wrong passwords, unknown users, a mechanism the listener does not enable.
-The broker: conftest.py (start_sasl_broker in helpers.py) (SASL_PLAINTEXT and SASL_SSL)."""
+The broker: conftest.py (sasl_broker_overrides in helpers.py) (SASL_PLAINTEXT and SASL_SSL)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ authenticates (ApiVersions, again after one answered with an error, and SaslHand
 SaslHandshake v0 (raw tokens) and v1 (SaslAuthenticate), ILLEGAL_SASL_STATE,
 UNSUPPORTED_SASL_MECHANISM with the listener's mechanisms, the failed-authentication delay, and
 re-authentication and session expiry (KIP-368).
-The broker: conftest.py (start_sasl_broker in helpers.py) (SASL_PLAINTEXT and SASL_SSL)."""
+The broker: conftest.py (sasl_broker_overrides in helpers.py) (SASL_PLAINTEXT and SASL_SSL)."""
 
 from __future__ import annotations
 

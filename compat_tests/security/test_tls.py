@@ -21,20 +21,14 @@ from compat_tests.security.helpers import (
     kcat_round_trip,
     produce_and_consume,
 )
-from kafkapy.testing import BrokerProcess, free_port
-from kafkapy.testing.tls import KEY_PASSWORD, make_pki
+from kafkapy.testing import free_port
+from kafkapy.testing.tls import KEY_PASSWORD
 
 
 @pytest.fixture(scope="module")
-def pki(tmp_path_factory):
-    return make_pki(tmp_path_factory.mktemp("pki"))
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory, pki):
+def broker(module_broker_factory, pki):
     plain, tls, mtls = free_port(), free_port(), free_port()
-    proc = BrokerProcess(
-        tmp_path_factory.mktemp("tls-broker"),
+    proc = module_broker_factory(
         {
             "listeners": f"PLAINTEXT://127.0.0.1:{plain},TLS://127.0.0.1:{tls},"
             f"MTLS://127.0.0.1:{mtls}",
@@ -51,14 +45,13 @@ def broker(tmp_path_factory, pki):
             "ssl.principal.mapping.rules": "RULE:^CN=(.*?),OU=.*$/$1/,DEFAULT",
             "group.initial.rebalance.delay.ms": "0",
         },
+        name="tls-broker",
         port=plain,
     )
-    proc.start()
     proc.tls_bootstrap = f"127.0.0.1:{tls}"
     proc.mtls_bootstrap = f"127.0.0.1:{mtls}"
     proc.ports = {"PLAINTEXT": plain, "TLS": tls, "MTLS": mtls}
-    yield proc
-    assert proc.stop() == 0, proc.log_text()[-3000:]
+    return proc
 
 
 def tls_conf(bootstrap: str, pki, client: str | None = None) -> dict:

@@ -123,6 +123,7 @@ SCRIPTS = {
     "kafka-consumer-perf-test.sh": "org.apache.kafka.tools.ConsumerPerformance",
     "kafka-verifiable-producer.sh": "org.apache.kafka.tools.VerifiableProducer",
     "kafka-verifiable-consumer.sh": "org.apache.kafka.tools.VerifiableConsumer",
+    "kafka-reassign-partitions.sh": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
 }
 
 RUN_CLASS = """#!/bin/sh

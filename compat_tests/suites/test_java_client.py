@@ -23,14 +23,11 @@ def flows_classes(java_classes) -> Path:
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory):
+def broker(module_broker_factory):
     jvm.require_kafka_jvm(javac=True)
     # no initial rebalance delay, as Kafka's shipped config/server.properties sets it
-    proc = BrokerProcess(tmp_path_factory.mktemp("java-client-broker"),
-                         {"group.initial.rebalance.delay.ms": "0"})
-    proc.start()
-    yield proc
-    assert proc.stop() == 0, proc.log_text()[-3000:]
+    return module_broker_factory({"group.initial.rebalance.delay.ms": "0"},
+                                 name="java-client-broker")
 
 
 @pytest.fixture(scope="module", params=jvm.CLIENTS, ids=[f"java-{c}" for c in jvm.CLIENTS])

@@ -19,7 +19,6 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat_tests.suites import jvm
-from kafkapy.testing import BrokerProcess
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -38,16 +37,13 @@ CONSUMER_PERF_ROW = re.compile(
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory):
+def broker(module_broker_factory):
     jvm.require_kafka_jvm()
     # the runtime install scripts/kafka-*.sh run from (built on first use)
     subprocess.run([str(SCRIPTS / "bootstrap.sh")], check=True, timeout=600)
     # no initial rebalance delay, as Kafka's shipped config/server.properties sets it
-    proc = BrokerProcess(tmp_path_factory.mktemp("java-tools-broker"),
-                         {"group.initial.rebalance.delay.ms": "0"})
-    proc.start()
-    yield proc
-    assert proc.stop() == 0, proc.log_text()[-3000:]
+    return module_broker_factory({"group.initial.rebalance.delay.ms": "0"},
+                                 name="java-tools-broker")
 
 
 @pytest.fixture(autouse=True)
@@ -307,3 +303,25 @@ def test_delete_records_command(broker, tmp_path):
     # offset -1 means the high watermark (10 records in partition 1)
     assert sorted(lines[2:]) == ["partition: T-0\tlow_watermark: 4",
                                  "partition: T-1\tlow_watermark: 10"]
+
+
+def test_feature_command(broker):
+    """kafka-features.sh describe lists the features kafkapy implements (server/features.py);
+    upgrades to the running level pass, others are refused in Apache Kafka 4.4's words."""
+    b = broker.bootstrap
+    out = java("FeatureCommand", "--bootstrap-server", b, "describe").stdout
+    lines = {line.split()[1]: line.split() for line in out.splitlines()
+             if line.startswith("Feature:")}
+    assert set(lines) == {"eligible.leader.replicas.version", "group.version", "kraft.version",
+                          "share.version", "streams.version", "transaction.version"}, out
+    assert lines["group.version"][2:8] == ["SupportedMinVersion:", "1", "SupportedMaxVersion:",
+                                           "1", "FinalizedVersionLevel:", "1"], out
+    ok = java("FeatureCommand", "--bootstrap-server", b, "upgrade", "--feature",
+              "group.version=1")
+    assert "group.version was upgraded to 1." in ok.stdout, ok.stdout
+    refused = java("FeatureCommand", "--bootstrap-server", b, "upgrade", "--feature",
+                   "share.version=1", check=False)
+    assert refused.returncode != 0
+    assert ("Could not upgrade share.version to 1. The update failed for all features since the "
+            "following feature had an error: Invalid update version 1 for feature share.version."
+            " Local controller 0 only supports versions 0-0") in refused.stdout, refused

@@ -3,14 +3,16 @@
  * Every function has a pure-Python equivalent that is used when this module is not built.
  *
  * walk_records(buf, pos, end, count, require_keys) checks that `count` magic-2 records with offset
- * deltas 0..count-1 exactly fill buf[pos:end], as Kafka's DefaultRecord.readFrom does for every
- * record of a produced batch. It is a line-by-line transliteration of the pure-Python
- * `_walk_records` in record_batch.py and must accept and refuse exactly the same inputs: reads
- * are bounded by the whole buffer (a Python IndexError is "truncated record"), never by `end`,
- * and varints larger than 64 bits behave as Python's unbounded ints would (they are "huge").
+ * deltas 0..count-1 exactly fill buf[pos:end], as Kafka 4.4's DefaultRecord.readFrom does for
+ * every record of a produced batch (int varints in at most 5 bytes, long varints in 10). It is a
+ * line-by-line transliteration of the pure-Python `_walk_records_py` in record_walk.py and must
+ * accept and refuse exactly the same inputs: reads are bounded by the whole buffer (a Python
+ * IndexError is "truncated record"), never by `end`.
  *
- * Returns None when the records are valid, else (kind, message): kind 1 is CORRUPT_MESSAGE,
- * kind 2 is INVALID_RECORD. The caller raises the matching exception.
+ * Returns (smallest timestamp delta, largest timestamp delta, [indices of keyless records]) when
+ * the records are valid (keyless ones collected only with require_keys), else (kind, message):
+ * kind 2 is INVALID_RECORD, 3 UNKNOWN_SERVER_ERROR (a record-length varint over 5 bytes, as
+ * Kafka 4.4 answers), 4 a wrong offset delta. The caller raises the matching exception.
  *
  * uninitialized_bytearray(n) returns a bytearray of n bytes whose memory is not cleared, for a
  * buffer that is about to be filled completely (a request frame received with recv_into):
@@ -23,6 +25,8 @@
 
 #define CORRUPT 1
 #define INVALID 2
+#define UNREADABLE 3   /* UNKNOWN_SERVER_ERROR, as Kafka 4.4 answers */
+#define OFFSET_DELTA 4 /* INVALID_RECORD, but see record_batch.validate_batches */
 #define TRUNCATED (-1) /* an index past the buffer: Python's IndexError */
 #define TOO_LONG (-2)  /* more than 10 varint bytes */
 
@@ -61,6 +65,47 @@ static inline Py_ssize_t skip(Py_ssize_t pos, int64_t len, Py_ssize_t n) {
     return pos + (Py_ssize_t)len;
 }
 
+#define OVERFLOW (-3) /* a last varint byte with bits past the int's (or long's) width */
+
+/* Kafka's ByteUtils.readVarint: a zigzag int in at most 5 bytes (read_varint32 in
+ * record_walk.py). */
+static int read_varint32(const uint8_t *b, Py_ssize_t n, Py_ssize_t *pos, int64_t *out) {
+    uint32_t v = 0;
+    Py_ssize_t p = *pos;
+    for (int shift = 0;; shift += 7) {
+        if (p >= n) return TRUNCATED;
+        uint8_t x = b[p++];
+        if (shift == 28) {
+            if (x >= 0x80) return TOO_LONG;
+            if (x & 0x70) return OVERFLOW;
+        }
+        v |= (uint32_t)(x & 0x7F) << shift;
+        if (x < 0x80) break;
+    }
+    *pos = p;
+    *out = (int64_t)(int32_t)((v >> 1) ^ (uint32_t)(-(int32_t)(v & 1)));
+    return 0;
+}
+
+/* Kafka's ByteUtils.readVarlong: a zigzag long in at most 10 bytes (read_varlong). */
+static int read_varlong(const uint8_t *b, Py_ssize_t n, Py_ssize_t *pos, int64_t *out) {
+    uint64_t v = 0;
+    Py_ssize_t p = *pos;
+    for (int shift = 0;; shift += 7) {
+        if (p >= n) return TRUNCATED;
+        uint8_t x = b[p++];
+        if (shift == 63) {
+            if (x >= 0x80) return TOO_LONG;
+            if (x & 0x7E) return OVERFLOW;
+        }
+        v |= (uint64_t)(x & 0x7F) << shift;
+        if (x < 0x80) break;
+    }
+    *pos = p;
+    *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+    return 0;
+}
+
 static PyObject *fail(int kind, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -70,11 +115,12 @@ static PyObject *fail(int kind, const char *fmt, ...) {
     return Py_BuildValue("(iN)", kind, msg);
 }
 
-#define VARINT(dst)                                                                       \
+#define READ32(dst)                                                                       \
     do {                                                                                  \
-        int rc_ = read_varint(b, n, &pos, &(dst));                                        \
+        int rc_ = read_varint32(b, n, &pos, &(dst));                                      \
         if (rc_ == TRUNCATED) goto truncated;                                             \
-        if (rc_ == TOO_LONG) return fail(CORRUPT, "varint is too long");                 \
+        if (rc_ == TOO_LONG) FAIL(INVALID, "Varint is too long");                        \
+        if (rc_ == OVERFLOW) FAIL(INVALID, "varint overflows an int");                   \
     } while (0)
 
 #define AT(p) (((p) >= n) ? -1 : (int)b[(p)])
@@ -82,63 +128,86 @@ static PyObject *fail(int kind, const char *fmt, ...) {
 static PyObject *walk_impl(const uint8_t *b, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t end,
                            long long count, int require_keys) {
     long long i = 0;
-    int v;
-    int64_t length, delta, klen, vlen, nh, hk, hv;
+    int64_t length, ts, delta, klen, vlen, nh, hk, hv;
+    int64_t lo = 0, hi = 0;
+    int rc;
+    PyObject *keyless = PyList_New(0);
+    PyObject *res = NULL;
+    if (keyless == NULL) return NULL;
+#define FAIL(...)                      \
+    do {                               \
+        res = fail(__VA_ARGS__);       \
+        goto done;                     \
+    } while (0)
     while (pos < end) {
-        /* record length */
-        VARINT(length);
+        /* record length: Kafka reads it outside its record checks */
+        rc = read_varint32(b, n, &pos, &length);
+        if (rc == TRUNCATED) goto truncated;
+        if (rc == TOO_LONG) FAIL(UNREADABLE, "Varint is too long");
+        if (rc == OVERFLOW) FAIL(INVALID, "varint overflows an int");
         if (length < 6 || length > (int64_t)(end - pos))
-            return fail(CORRUPT, "invalid record length %lld", (long long)length);
+            FAIL(INVALID, "invalid record length %lld", (long long)length);
         Py_ssize_t rec_end = pos + (Py_ssize_t)length;
         pos += 1; /* attributes */
-        /* timestampDelta: skipped, any number of continuation bytes */
-        for (;;) {
-            v = AT(pos);
-            if (v < 0) goto truncated;
-            if (v < 0x80) break;
-            pos += 1;
+        rc = read_varlong(b, n, &pos, &ts);
+        if (rc == TRUNCATED) goto truncated;
+        if (rc == TOO_LONG) FAIL(INVALID, "Varlong is too long");
+        if (rc == OVERFLOW) FAIL(INVALID, "varlong overflows a long");
+        if (i == 0) {
+            lo = hi = ts;
+        } else if (ts < lo) {
+            lo = ts;
+        } else if (ts > hi) {
+            hi = ts;
         }
-        /* offsetDelta starts after the timestamp's last byte */
-        pos += 1;
-        VARINT(delta);
+        READ32(delta);
         if (delta != i)
-            return fail(INVALID, "record offset delta %lld, expected %lld", (long long)delta, i);
-        VARINT(klen);
+            FAIL(OFFSET_DELTA, "record offset delta %lld, expected %lld", (long long)delta, i);
+        READ32(klen);
         if (klen > 0) {
             pos = skip(pos, klen, n);
         } else if (klen < -1) {
-            return fail(CORRUPT, "invalid key length");
+            FAIL(INVALID, "invalid key length");
         } else if (klen == -1 && require_keys) {
-            return fail(INVALID, "Compacted topic cannot accept message without key.");
+            PyObject *idx = PyLong_FromLongLong(i);
+            if (idx == NULL || PyList_Append(keyless, idx) < 0) {
+                Py_XDECREF(idx);
+                goto done;
+            }
+            Py_DECREF(idx);
         }
-        VARINT(vlen);
+        READ32(vlen);
         if (vlen > 0) {
             pos = skip(pos, vlen, n);
         } else if (vlen < -1) {
-            return fail(CORRUPT, "invalid value length");
+            FAIL(INVALID, "invalid value length");
         }
-        VARINT(nh);
-        if (nh < 0) return fail(CORRUPT, "invalid header count");
+        READ32(nh);
+        if (nh < 0) FAIL(INVALID, "invalid header count");
         for (int64_t h = 0; h < nh; h++) {
-            VARINT(hk);
-            if (hk < 0) return fail(CORRUPT, "invalid header key length");
+            READ32(hk);
+            if (hk < 0) FAIL(INVALID, "invalid header key length");
             if (hk > 0) pos = skip(pos, hk, n);
-            VARINT(hv);
+            READ32(hv);
             if (hv > 0) {
                 pos = skip(pos, hv, n);
             } else if (hv < -1) {
-                return fail(CORRUPT, "invalid header value length");
+                FAIL(INVALID, "invalid header value length");
             }
         }
-        if (pos != rec_end) return fail(CORRUPT, "record fields do not match the record length");
+        if (pos != rec_end) FAIL(INVALID, "record fields do not match the record length");
         i += 1;
     }
-    if (pos != end) return fail(CORRUPT, "records overrun the batch");
-    if (i != count)
-        return fail(INVALID, "batch declares %lld records but holds %lld", count, i);
-    Py_RETURN_NONE;
+    if (pos != end) FAIL(INVALID, "records overrun the batch");
+    if (i != count) FAIL(INVALID, "batch declares %lld records but holds %lld", count, i);
+    res = Py_BuildValue("(LLO)", (long long)lo, (long long)hi, keyless);
+    goto done;
 truncated:
-    return fail(CORRUPT, "truncated record");
+    res = fail(INVALID, "truncated record");
+done:
+    Py_DECREF(keyless);
+    return res;
+#undef FAIL
 }
 
 static PyObject *walk_records(PyObject *self, PyObject *args) {

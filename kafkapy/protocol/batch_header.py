@@ -16,6 +16,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 BATCH_HEADER_SIZE = 61
 LOG_OVERHEAD = 12  # baseOffset + batchLength
@@ -41,10 +42,29 @@ HEADER = struct.Struct(">qiibIhiqqqhii")
 Buffer = bytes | bytearray | memoryview
 
 
+class RecordErrors(NamedTuple):
+    """KIP-467: the records a produce refused, as the Produce response carries them."""
+
+    message: str  # the partition's error_message, Kafka's summary of the errors
+    errors: tuple[tuple[int, str], ...]  # (batch_index, batch_index_error_message) per record
+
+
 class RecordBatchError(Exception):
-    """Base for record-batch errors; ``error_code`` is the Kafka protocol error code."""
+    """Base for record-batch errors; ``error_code`` is the Kafka protocol error code. The
+    Produce response carries no error_message for them (Kafka sends none), except the summary
+    of ``record_errors`` when there are some."""
 
     error_code = 2
+    record_errors: RecordErrors | None = None
+
+
+class RecordValidationError(RecordBatchError):
+    """Kafka's RecordValidationException: records that parse but break a rule (a keyless record
+    in a compacted topic, a timestamp out of range), named one by one (KIP-467)."""
+
+    def __init__(self, record_errors: RecordErrors) -> None:
+        super().__init__(record_errors.message)
+        self.record_errors = record_errors
 
 
 class CorruptRecordError(RecordBatchError):
@@ -63,6 +83,27 @@ class InvalidRecordError(RecordBatchError):
     """INVALID_RECORD: well-formed bytes that break a record rule."""
 
     error_code = 87
+
+
+class InvalidRecordsError(RecordValidationError, InvalidRecordError):
+    """INVALID_RECORD naming the records (keyless records in a compacted topic)."""
+
+    error_code = 87
+
+
+class UnreadableRecordsError(RecordBatchError):
+    """UNKNOWN_SERVER_ERROR: records Kafka 4.4's reader fails on outside its record checks (a
+    record-length varint longer than 5 bytes, compressed data that does not decompress, inner
+    offsets of a compressed batch that do not count 0..n-1); Kafka answers these with
+    UNKNOWN_SERVER_ERROR and no message, and so does kafkapy."""
+
+    error_code = -1
+
+
+class OffsetDeltaError(InvalidRecordError):
+    """A record's offset delta is not its index in the batch (INVALID_RECORD on kafkapy for an
+    uncompressed batch, which Kafka 4.4 accepts; UNKNOWN_SERVER_ERROR in a compressed one, as
+    Kafka 4.4)."""
 
 
 class UnsupportedMagicError(RecordBatchError):

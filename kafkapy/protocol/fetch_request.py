@@ -1,4 +1,4 @@
-"""Fetch request reader (versions 4-17), sans-io.
+"""Fetch request reader (versions 4-18), sans-io.
 
 Every consumer and follower sends Fetch requests all the time, most of them with nothing new to
 return (long polls), so the request is read by hand, as Produce is, rather than by kio's generic
@@ -15,7 +15,8 @@ Layout (Kafka's FetchRequest schema; flexible from v12)::
       last_fetched_epoch int32 (v12+), log_start_offset int64 (v5+), partition_max_bytes int32]],
     forgotten_topics_data (v7+) [topic: name | topic_id, [partition int32]], rack_id string (v11+)
     tagged: cluster_id (tag 0, v12+), replica_state (tag 1, v15+: replica_id int32,
-    replica_epoch int64); per partition replica_directory_id (tag 0, v17+)
+    replica_epoch int64); per partition replica_directory_id (tag 0, v17+) and the follower's
+    high_watermark (tag 1, v18+), both skipped: they serve KRaft replication only
 
 Attribute names follow kio's entities (``topic``, ``topic_id``, ``partitions``, ``partition``,
 ``fetch_offset`` ...), so code written for either reads both; the zero topic id reads as None,
@@ -38,7 +39,7 @@ from .wire import (
 )
 
 MIN_VERSION = 4
-MAX_VERSION = 17
+MAX_VERSION = 18
 FLEXIBLE_FROM = 12
 TOPIC_IDS_FROM = 13
 ZERO_UUID_BYTES = bytes(16)

@@ -1,4 +1,4 @@
-"""Fetch response writer (versions 4-17), sans-io.
+"""Fetch response writer (versions 4-18; v18's response is v17's), sans-io.
 
 Fetch responses are assembled by hand so that record data never passes through Python: the
 writer emits the response as a list of byte strings interleaved with opaque record "regions"
@@ -116,3 +116,45 @@ def encode_fetch_response(
         buf += b"\x00"  # response tagged fields
     out.append(bytes(buf))
     return out
+
+
+def _uvarint_size(value: int) -> int:
+    n = 1
+    while value > 0x7F:
+        value >>= 7
+        n += 1
+    return n
+
+
+def _len_size(n: int, flexible: bool) -> int:
+    """Size of an array or bytes length prefix of ``n``."""
+    return _uvarint_size(n + 1) if flexible else 4
+
+
+def fetch_response_size(version: int, topics: Sequence[TopicResult]) -> int:
+    """The size of ``encode_fetch_response(version, topics)``'s body, computed without writing
+    it (what a fetch's quota is charged before the response is built)."""
+    flexible = version >= FLEXIBLE_FROM
+    tags = 1 if flexible else 0
+    partition_fixed = (_PARTITION_V5 if version >= 5 else _PARTITION_V4).size
+    partition_fixed += 4 if version >= 11 else 0  # preferred read replica
+    null_aborted = len(_NULL_ARRAY[flexible])
+    aborted_size = _ABORTED.size + tags
+    size = 4 + (6 if version >= 7 else 0) + _len_size(len(topics), flexible) + tags
+    for t in topics:
+        if version >= TOPIC_IDS_FROM:
+            size += 16
+        else:
+            name = len(t.name.encode())
+            size += (_uvarint_size(name + 1) if flexible else 2) + name
+        size += _len_size(len(t.partitions), flexible) + tags
+        for p in t.partitions:
+            size += partition_fixed + tags
+            if p.aborted is None:
+                size += null_aborted
+            else:
+                size += _len_size(len(p.aborted), flexible) + aborted_size * len(p.aborted)
+            regions = p.regions
+            records = sum(r.length for r in regions) if regions else 0
+            size += _len_size(records, flexible) + records
+    return size

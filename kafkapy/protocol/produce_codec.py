@@ -1,4 +1,4 @@
-"""Produce request reader and response writer (versions 3-12), sans-io.
+"""Produce request reader and response writer (versions 3-13), sans-io.
 
 Produce is the hot path that carries record bytes, so it bypasses kio in both directions:
 
@@ -14,9 +14,10 @@ arrays and bytes, and a tagged-field section after every struct, whose unknown t
 as KIP-482 requires)::
 
     request:  transactional_id nullable string, acks int16, timeout_ms int32,
-              [topic: name string, [partition: index int32, records nullable bytes]]
-    response: [topic: name, [partition: index int32, error_code int16, base_offset int64,
-              log_append_time_ms int64, log_start_offset int64 (v5+),
+              [topic: name string (v3-12) | topic_id uuid (v13+, KIP-516),
+               [partition: index int32, records nullable bytes]]
+    response: [topic: name (v3-12) | topic_id (v13+), [partition: index int32, error_code int16,
+              base_offset int64, log_append_time_ms int64, log_start_offset int64 (v5+),
               record_errors [batch_index int32, message nullable string] (v8+),
               error_message nullable string (v8+)]], throttle_time_ms int32
 
@@ -27,9 +28,11 @@ does not decode.
 from __future__ import annotations
 
 import struct
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .batch_header import RecordErrors
 from .wire import (
     INT16,
     INT32,
@@ -44,7 +47,9 @@ from .wire import (
 
 FLEXIBLE_FROM = 9
 MIN_VERSION = 3
-MAX_VERSION = 12
+MAX_VERSION = 13
+TOPIC_IDS_FROM = 13  # topics named by id, not by name (request and response)
+ZERO_UUID = uuid.UUID(int=0)
 
 Buffer = bytes | bytearray | memoryview
 
@@ -57,7 +62,8 @@ class PartitionData:
 
 @dataclass(slots=True)
 class TopicData:
-    name: str
+    name: str  # "" from v13 until the handler resolves the topic id
+    topic_id: uuid.UUID = ZERO_UUID  # v13+; the zero id up to v12
     partitions: list[PartitionData] = field(default_factory=list)
 
 
@@ -76,7 +82,8 @@ class PartitionResponse:
     base_offset: int = -1
     log_append_time_ms: int = -1
     log_start_offset: int = -1
-    error_message: str | None = None
+    # a RecordErrors (KIP-467, v8+) gives record_errors and, as error_message, their summary
+    error_message: str | RecordErrors | None = None
 
 
 _ACKS_TIMEOUT = struct.Struct(">hi")
@@ -93,10 +100,16 @@ def parse_produce_request(frame: Buffer, body_offset: int, version: int) -> Prod
     pos = need(pos, 6, n)
     acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(frame, pos - 6)
     topics = []
+    by_id = version >= TOPIC_IDS_FROM
     ntopics, pos = read_array_len(frame, pos, n, flexible)
     for _ in range(ntopics):
-        name, pos = read_string(frame, pos, n, flexible, False)
-        td = TopicData(name or "")
+        if by_id:
+            end = need(pos, 16, n)
+            td = TopicData("", uuid.UUID(bytes=bytes(frame[pos:end])))
+            pos = end
+        else:
+            name, pos = read_string(frame, pos, n, flexible, False)
+            td = TopicData(name or "")
         nparts, pos = read_array_len(frame, pos, n, flexible)
         partitions = td.partitions
         for _ in range(nparts):
@@ -133,6 +146,16 @@ def _put_string(out: bytearray, s: str | None, flexible: bool) -> None:
     out += raw
 
 
+def _put_record_errors(out: bytearray, record_errors: RecordErrors, flexible: bool) -> None:
+    errors = record_errors.errors
+    out += uvarint(len(errors) + 1) if flexible else INT32.pack(len(errors))
+    for batch_index, message in errors:
+        out += INT32.pack(batch_index)
+        _put_string(out, message, flexible)
+        if flexible:
+            out += b"\x00"
+
+
 _PARTITION_V3 = struct.Struct(">ihqq")  # index, error, base offset, log append time
 _PARTITION_V5 = struct.Struct(">ihqqq")  # ... and log start offset
 _NO_RECORD_ERRORS = {False: b"\x00\x00\x00\x00", True: b"\x01"}
@@ -141,10 +164,11 @@ _NO_MESSAGE = {False: b"\xff\xff", True: b"\x00"}
 
 def encode_produce_response(
     version: int,
-    topics: Sequence[tuple[str, Sequence[PartitionResponse]]],
+    topics: Sequence[tuple[str | uuid.UUID, Sequence[PartitionResponse]]],
     throttle_ms: int = 0,
 ) -> bytes:
-    """Encode a Produce response body (no header) for ``version``."""
+    """Encode a Produce response body (no header) for ``version``; each topic is keyed by its
+    name up to v12 and by its id (a ``uuid.UUID``) from v13."""
     flexible = version >= FLEXIBLE_FROM
     fixed = _PARTITION_V5 if version >= 5 else _PARTITION_V3
     v5 = version >= 5
@@ -152,8 +176,11 @@ def encode_produce_response(
     no_errors, no_message = _NO_RECORD_ERRORS[flexible], _NO_MESSAGE[flexible]
     out = bytearray()
     out += uvarint(len(topics) + 1) if flexible else INT32.pack(len(topics))
-    for name, parts in topics:
-        _put_string(out, name, flexible)
+    for key, parts in topics:
+        if isinstance(key, uuid.UUID):
+            out += key.bytes
+        else:
+            _put_string(out, key, flexible)
         out += uvarint(len(parts) + 1) if flexible else INT32.pack(len(parts))
         for p in parts:
             if v5:
@@ -163,11 +190,16 @@ def encode_produce_response(
             else:
                 out += fixed.pack(p.index, p.error_code, p.base_offset, p.log_append_time_ms)
             if v8:
-                out += no_errors  # no record errors
-                if p.error_message is None:
+                message = p.error_message
+                if message is None:
+                    out += no_errors
                     out += no_message
+                elif isinstance(message, RecordErrors):
+                    _put_record_errors(out, message, flexible)
+                    _put_string(out, message.message, flexible)
                 else:
-                    _put_string(out, p.error_message, flexible)
+                    out += no_errors
+                    _put_string(out, message, flexible)
             if flexible:
                 out += b"\x00"
         if flexible:

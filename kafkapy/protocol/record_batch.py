@@ -38,9 +38,14 @@ from kafkapy.protocol.batch_header import (
     Buffer,
     CorruptRecordError,
     InvalidRecordError,
+    InvalidRecordsError,
+    OffsetDeltaError,
     Record,
     RecordBatchError,
+    RecordErrors,
     RecordTooLargeError,
+    RecordValidationError,
+    UnreadableRecordsError,
     UnsupportedMagicError,
     iter_batches,
     parse_batch_header,
@@ -53,7 +58,7 @@ from kafkapy.protocol.batch_records import (
     pack_batch,
     records_section,
 )
-from kafkapy.protocol.record_walk import NATIVE_WALK, walk_records
+from kafkapy.protocol.record_walk import NATIVE_WALK, WalkStats, walk_records
 from kafkapy.protocol.wire import INT16, INT32, INT64, UINT32
 
 __all__ = [
@@ -79,10 +84,16 @@ __all__ = [
     "Buffer",
     "CorruptRecordError",
     "InvalidRecordError",
+    "InvalidRecordsError",
+    "OffsetDeltaError",
     "Record",
     "RecordBatchError",
+    "RecordErrors",
     "RecordTooLargeError",
+    "RecordValidationError",
+    "UnreadableRecordsError",
     "UnsupportedMagicError",
+    "WalkStats",
     "assign_offsets_in_place",
     "crc32c",
     "decode_records",
@@ -91,6 +102,9 @@ __all__ = [
     "encode_varint",
     "pack_batch",
     "iter_batches",
+    "keyless_message",
+    "keyless_records_error",
+    "record_errors_summary",
     "parse_batch_header",
     "records_section",
     "validate_batches",
@@ -106,9 +120,12 @@ def validate_batches(
     allow_control: bool = False,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED,
     require_keys: bool = False,
+    stats: list[WalkStats] | None = None,
 ) -> list[BatchHeader]:
     """Validate produced batches as Kafka's LogValidator does; return their headers.
-    ``require_keys``: the topic is compacted, records without a key are INVALID_RECORD."""
+    ``require_keys``: the topic is compacted, records without a key are INVALID_RECORD (named in
+    record_errors). ``stats``: receives each batch's walk (smallest and largest timestamp delta,
+    keyless records) for the caller's record checks; without it keyless records raise here."""
     n = len(buf)
     if n == 0:
         raise InvalidRecordError("no record batches")
@@ -142,11 +159,56 @@ def validate_batches(
             raise InvalidRecordError("transactional batch without a producer id")
         if h.codec > 4:
             raise CorruptRecordError(f"unknown compression codec {h.codec}")
-        data, start, end = records_section(buf, pos, h, max_decompressed_size)
-        walk_records(data, start, end, count, require_keys)
+        if h.codec == 0:
+            walked = walk_records(buf, pos + BATCH_HEADER_SIZE, pos + size, count, require_keys)
+        else:
+            walked = _walk_compressed(buf, pos, h, max_decompressed_size, require_keys)
+        if stats is not None:
+            stats.append(walked)
+        elif walked[2]:
+            raise keyless_records_error(walked[2], "")
         headers.append(h)
         pos += size
     return headers
+
+
+def _walk_compressed(
+    buf: Buffer, pos: int, h: BatchHeader, limit: int, require_keys: bool
+) -> WalkStats:
+    """The walk of a compressed batch, with Kafka 4.4's answers: data that does not decompress,
+    and inner offset deltas that do not count 0..n-1, are UNKNOWN_SERVER_ERROR."""
+    try:
+        data, start, end = records_section(buf, pos, h, limit)
+    except CorruptRecordError as e:
+        if "exceeds" in str(e):  # over the decompression limit: kafkapy's own guard
+            raise
+        raise UnreadableRecordsError(str(e)) from None
+    try:
+        return walk_records(data, start, end, h.records_count, require_keys)
+    except OffsetDeltaError as e:
+        raise UnreadableRecordsError(str(e)) from None
+
+
+def keyless_records_error(indices: Sequence[int], where: str) -> InvalidRecordsError:
+    """INVALID_RECORD naming the keyless records of a batch for a compacted topic, with Kafka
+    4.4's messages (``where``: the topic partition, as in "topic-0")."""
+    errors = tuple((i, keyless_message(where)) for i in indices)
+    return InvalidRecordsError(record_errors_summary(errors))
+
+
+def keyless_message(where: str) -> str:
+    """Kafka 4.4's record error for a keyless record in a compacted topic."""
+    return f"Compacted topic cannot accept message without key in topic partition {where}"
+
+
+def record_errors_summary(errors: tuple[tuple[int, str], ...]) -> RecordErrors:
+    """Kafka 4.4's error_message for INVALID_RECORD with record errors (the first three)."""
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+    return RecordErrors(
+        f"One or more records have been rejected due to {len(errors)} record errors in total, "
+        f"and only showing the first three errors at most: [{shown}]",
+        errors,
+    )
 
 
 def assign_offsets_in_place(

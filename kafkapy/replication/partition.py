@@ -13,12 +13,17 @@ Leader side:
   current leader epoch joins it.
 The ISR in memory changes only once the leader's conditional write to the state znode succeeded
 (``isr_written``); until then the old ISR decides the high watermark.
+
+``replication_outcome`` is Kafka's checkEnoughReplicasReachOffset: how a write waiting for the
+ISR (acks=all) ends, or None while it must wait.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
+
+from kafkapy.protocol.errors import ErrorCode
 
 UNKNOWN = -1
 
@@ -157,3 +162,23 @@ class PartitionReplica:
         self.isr = list(isr)
         self.zk_version = zk_version
         self.isr_change_pending = False
+
+
+def replication_outcome(
+    leader_epoch: int | None,
+    isr_size: int,
+    high_watermark: int,
+    epoch: int,
+    required_offset: int,
+    min_isr: int,
+) -> ErrorCode | None:
+    """Kafka's checkEnoughReplicasReachOffset for a write made under ``epoch`` that needs the
+    high watermark at ``required_offset`` (its last offset + 1); None while it must wait.
+    ``leader_epoch`` is this broker's current epoch as leader (None: not the leader)."""
+    if leader_epoch is None or leader_epoch != epoch:
+        return ErrorCode.not_leader_or_follower
+    if high_watermark >= required_offset:
+        if isr_size < min_isr:
+            return ErrorCode.not_enough_replicas_after_append
+        return ErrorCode.none
+    return None

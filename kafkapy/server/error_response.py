@@ -33,14 +33,16 @@ from functools import cache
 from types import NoneType, UnionType
 from typing import Any, Union
 
-from kio.index import load_response_schema
+from kio.index import load_payload_module, load_response_schema
 from kio.schema.errors import ErrorCode
+from kio.static.constants import EntityType
 
 UNKNOWN_SERVER_ERROR_MESSAGE = (
     "The server experienced an unexpected error when processing the request."
 )
 
 PRODUCE_KEY = 0
+ALTER_REPLICA_LOG_DIRS_KEY = 34
 ALTER_USER_SCRAM_CREDENTIALS_KEY = 51
 
 # Response arrays filled from a request array of another name, per API key; None: left empty.
@@ -246,6 +248,8 @@ def error_response(
     cls = load_response_schema(api_key, version)
     if api_key == ALTER_USER_SCRAM_CREDENTIALS_KEY:
         return _alter_user_scram_credentials(cls, request, error, message)
+    if api_key == ALTER_REPLICA_LOG_DIRS_KEY:
+        return _alter_replica_log_dirs(cls, version, request, error)
     return _Builder(api_key, error, message).entity(cls, request, top=True)
 
 
@@ -260,5 +264,26 @@ def _alter_user_scram_credentials(cls: type, request: Any, error: ErrorCode, mes
     results = tuple(
         AlterUserScramCredentialsResult(user=u, error_code=error, error_message=message)
         for u in users
+    )
+    return cls(throttle_time=datetime.timedelta(0), results=results)
+
+
+def _alter_replica_log_dirs(cls: type, version: int, request: Any, error: ErrorCode) -> Any:
+    """One result per topic the directories name, each partition with the error (as Kafka's
+    AlterReplicaLogDirsRequest.getErrorResponse: the partitions of every directory, by topic)."""
+    module = load_payload_module(ALTER_REPLICA_LOG_DIRS_KEY, version, EntityType.response)
+    by_topic: dict[str, list[int]] = {}
+    for log_dir in request.dirs:
+        for topic in log_dir.topics:
+            by_topic.setdefault(topic.name, []).extend(topic.partitions)
+    results = tuple(
+        module.AlterReplicaLogDirTopicResult(
+            topic_name=name,
+            partitions=tuple(
+                module.AlterReplicaLogDirPartitionResult(partition_index=p, error_code=error)
+                for p in partitions
+            ),
+        )
+        for name, partitions in by_topic.items()
     )
     return cls(throttle_time=datetime.timedelta(0), results=results)

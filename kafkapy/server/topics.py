@@ -10,6 +10,13 @@ together with the topic. In ZooKeeper mode it writes only /brokers/topics/T, as 
 do; the controller creates the states (kafkapy.replication.topic_controller) and the registry
 learns them through the replica manager's watches. ``wait_for_leaders`` lets CreateTopics and
 CreatePartitions wait for them up to the request's timeout, as Kafka's do.
+
+Automatic creation (Metadata of an unknown topic, auto.create.topics.enable) is asynchronous, as
+Kafka 4.4's AutoTopicCreationManager: ``request_auto_create`` schedules the creation after the
+current request's answer (which says UNKNOWN_TOPIC_OR_PARTITION) and returns at once; the topic
+exists shortly after and a client's retried Metadata finds it. A creation that fails (a default
+replication factor above the live brokers, a collision) is logged, as Kafka's controller answers
+only the broker that asked, and the next Metadata asks again.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ class TopicRegistry:
         # configs read (after a change notification) for topics not known here yet: name ->
         # (configs, mzxid of /config/topics/T); taken by _remember when newer than its read
         self._pending_configs: dict[str, tuple[dict[str, str], int]] = {}
+        self.auto_creating: set[str] = set()  # automatic creations scheduled, not yet done
 
     # -- loading ----------------------------------------------------------------------------
     def load(self) -> None:
@@ -277,7 +285,29 @@ class TopicRegistry:
         return info
 
     def auto_create(self, name: str) -> TopicInfo:
+        """Create a topic with the broker defaults now (num.partitions,
+        default.replication.factor)."""
         return self.create(name)
+
+    def request_auto_create(self, name: str) -> None:
+        """Schedule the automatic creation of ``name`` (Kafka 4.4's asynchronous one) to run once
+        the current task yields; a second request while one is scheduled does nothing."""
+        if name in self.auto_creating:
+            return
+        self.auto_creating.add(name)
+        trio.lowlevel.spawn_system_task(self._auto_create_later, name)
+
+    async def _auto_create_later(self, name: str) -> None:
+        try:
+            await trio.sleep(0)  # after the Metadata answer that asked for it
+            if name not in self.by_name:
+                self.auto_create(name)
+        except TopicError as e:
+            log.warning("auto-creation of topic=%s failed: %s %s", name, e.code.name, e)
+        except Exception:  # a system task must not raise: it would end the broker's trio run
+            log.exception("auto-creation of topic=%s failed", name)
+        finally:
+            self.auto_creating.discard(name)
 
     # -- deletion and growth ----------------------------------------------------------------
     def delete(self, name: str) -> TopicInfo:

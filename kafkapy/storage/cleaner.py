@@ -44,12 +44,12 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kafkapy import clock
 from kafkapy.storage.checkpoints import read_offset_checkpoint, write_offset_checkpoint
 from kafkapy.storage.cleaner_pass import (  # noqa: F401  (OffsetMap: also imported from here)
     CleanStats,
@@ -316,7 +316,7 @@ class LogCleaner:
         new.load()
         plog.segments[i : i + len(group.segments)] = [new]
         plog._bases[i : i + len(group.segments)] = [group.base]
-        now = int(time.time() * 1000)
+        now = clock.now_ms()
         plog.pending_deletes.append((now + cfg.file_delete_delay_ms, renamed))
         if cfg.file_delete_delay_ms <= 0:
             plog.purge_deleted_files(now)
@@ -369,12 +369,12 @@ class LogCleaner:
 
     def clean_once(self, now_ms: int | None = None) -> CleanStats | None:
         """Select, clean and install one log synchronously (tests and tools)."""
-        now = int(time.time() * 1000) if now_ms is None else now_ms
+        now = clock.now_ms() if now_ms is None else now_ms
         return self._run_one(now)[1]
 
     def clean_all(self, now_ms: int | None = None, max_passes: int = 100) -> list[CleanStats]:
         """Clean until no log is cleanable; failed logs become uncleanable and are skipped."""
-        now = int(time.time() * 1000) if now_ms is None else now_ms
+        now = clock.now_ms() if now_ms is None else now_ms
         out = []
         for _ in range(max_passes):
             ran, stats = self._run_one(now)

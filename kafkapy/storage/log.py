@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkapy import clock
 from kafkapy.protocol.record_batch import (
     CONTROL_BIT,
     TRANSACTIONAL_BIT,
@@ -111,7 +111,7 @@ class PartitionLog(LogReads, LogRetention, TransactionalLog, LogIOGuard):
         self.has_transactions = False
         self.epoch_cache = LeaderEpochCache(directory / LEADER_EPOCH_CHECKPOINT)
         self._unflushed_messages = 0
-        self._last_flush_ms = int(time.time() * 1000)
+        self._last_flush_ms = clock.now_ms()
         self._truncations = 0  # a flush started before a truncation does not move the point
         # I/O errors: the LogManager's handler (takes the directory offline) and the state
         self.on_io_error: Callable[[Path, str, OSError], None] | None = None
@@ -261,7 +261,7 @@ class PartitionLog(LogReads, LogRetention, TransactionalLog, LogIOGuard):
         if self.metadata_pending is not None:
             self.flush_metadata_file()
         cfg = self.config
-        headers = validate_for_leader(records, cfg, now_ms)
+        headers = validate_for_leader(records, cfg, now_ms, f"{self.topic}-{self.partition}")
         dup = self.producer_state.check(headers, verification_guard, coordinator)
         if dup is not None:
             return AppendResult(
@@ -402,7 +402,7 @@ class PartitionLog(LogReads, LogRetention, TransactionalLog, LogIOGuard):
         if self.offline:
             raise self.offline_error()
         self._unflushed_messages = 0
-        self._last_flush_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        self._last_flush_ms = clock.now_ms() if now_ms is None else now_ms
         if self.log_end_offset <= self.recovery_point:
             return None
         job = FlushJob(self.log_end_offset, self._truncations)
@@ -453,7 +453,7 @@ class PartitionLog(LogReads, LogRetention, TransactionalLog, LogIOGuard):
         after file.delete.delay.ms) and the log restarts empty at ``offset``, which becomes its
         log start, log end and high watermark. A follower does this when the leader's log start
         offset passed its log end offset."""
-        now = int(time.time() * 1000) if now_ms is None else now_ms
+        now = clock.now_ms() if now_ms is None else now_ms
         self._truncations += 1
         victims, self.segments, self._bases = self.segments, [], []
         self._schedule_deletion(victims, now)

@@ -29,6 +29,7 @@ from kafkapy.storage.config import LogConfig
 from kafkapy.storage.errors import InconsistentClusterIdError, KafkaStorageError
 from kafkapy.storage.log import PartitionLog, partition_dir_name
 from kafkapy.storage.log_dir_failure import LogDirFailure, LogDirFailureChannel
+from kafkapy.storage.log_move import move_log, settle_future_logs
 
 log = logging.getLogger("kafkapy.storage")
 
@@ -126,6 +127,7 @@ class LogManager:
 
     def startup(self, broker_id: int, cluster_id: str) -> None:
         """Validate meta.properties, load (recovering after an unclean stop) every partition."""
+        all_starts: dict[tuple[str, int], int] = {}
         for d in self.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
             self._check_meta(d, broker_id, cluster_id)
@@ -154,7 +156,14 @@ class LogManager:
                     log_start_offset=starts.get(tp, 0),
                 )
                 self._attach(tp, plog, d)
+            all_starts.update(starts)
             marker.unlink(missing_ok=True)
+        for d in self.log_dirs:  # moves between log dirs interrupted by a stop (log_move.py)
+            for tp in settle_future_logs(d, set(self.logs)):
+                log.warning("completing the move of %s-%d into %s interrupted by a stop", *tp, d)
+                plog = PartitionLog.open(d, tp[0], tp[1], None, self.default_config,
+                                         recover=True, log_start_offset=all_starts.get(tp, 0))
+                self._attach(tp, plog, d)
 
     def _write_checkpoint(self, d: Path, name: str, offsets: dict[tuple[str, int], int]) -> None:
         """A checkpoint of an online dir; an I/O error takes the dir offline."""
@@ -313,6 +322,29 @@ class LogManager:
                 plog.flush_metadata_file()
             except KafkaStorageError:
                 pass
+
+    def log_dir_of(self, topic: str, partition: int) -> Path | None:
+        with self._lock:
+            return self._dir_of.get((topic, partition))
+
+    def move_log(self, topic: str, partition: int, dest: Path) -> bool:
+        """Move the partition's log into log directory ``dest`` (one of ``log_dirs``), on the
+        thread that appends to it (storage/log_move.py); False when it is there already. An I/O
+        error takes the directory where it happened offline and raises KafkaStorageError."""
+        tp = (topic, partition)
+        plog = self.logs[tp]
+        src = self._dir_of[tp]
+        if src == dest:
+            return False
+        try:
+            move_log(plog, dest)
+        except OSError as e:
+            failed = dest if plog.directory.parent == src else src  # the copy, or the swap
+            self.fail_dir(failed, f"moving {topic}-{partition} to {dest}", e)
+            raise KafkaStorageError(f"cannot move {topic}-{partition} to {dest}: {e}") from e
+        with self._lock:
+            self._dir_of[tp] = dest
+        return True
 
     def delete_log(self, topic: str, partition: int) -> None:
         """Close the log, rename its directory to ``<tp>.<uuid>-delete``, then remove it."""

@@ -15,10 +15,10 @@ UnifiedLog.deleteOldSegments / deleteSegments / deleteRecords, and the asynchron
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
+from kafkapy import clock
 from kafkapy.storage.config import LogConfig
 from kafkapy.storage.errors import OffsetOutOfRangeError
 from kafkapy.storage.io_guard import storage_io
@@ -78,7 +78,7 @@ class LogRetention:
         if not victims:
             return 0
         assert victims == self.segments[: len(victims)], "only a prefix of segments is deleted"
-        now = int(time.time() * 1000) if now_ms is None else now_ms
+        now = clock.now_ms() if now_ms is None else now_ms
         del self.segments[: len(victims)]
         del self._bases[: len(victims)]
         self._schedule_deletion(victims, now)

@@ -1,10 +1,13 @@
 """Checks and conversions of the batches a partition log is asked to append (Kafka's
 LogValidator, and the batch checks of UnifiedLog.analyzeAndValidateRecords).
 
-- As the leader (``validate_for_leader``, ``prepare_for_leader``): framing, sizes, CRCs and keys
-  of a compacted topic (protocol/record_batch.validate_batches), CreateTime timestamps within
-  message.timestamp.before/after.max.ms, and batches rewritten in the topic's compression.type;
-  the result is a buffer the log stamps offsets into in place.
+- As the leader (``validate_for_leader``, ``prepare_for_leader``): framing, sizes, CRCs and every
+  record (protocol/record_batch.validate_batches, with Kafka 4.4's error codes); per record, the
+  key of a compacted topic and the CreateTime timestamp within
+  message.timestamp.before/after.max.ms, the failing ones named in KIP-467 record_errors
+  (Kafka's RecordValidationException); each batch's maxTimestamp recomputed from its records;
+  batches rewritten in the topic's compression.type. The result is a buffer the log stamps
+  offsets into in place.
 - As a follower (``batches_to_append_as_follower``): CRCs of the fetched batches, and the first
   new one must continue the log end offset.
 
@@ -14,38 +17,122 @@ Nothing here touches the log's files; PartitionLog.append_as_leader/append_as_fo
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kafkapy.protocol.record_batch import (
     CRC_START,
+    NO_TIMESTAMP,
     BatchHeader,
     CorruptRecordError,
-    RecordBatchError,
+    InvalidRecordsError,
+    RecordErrors,
     RecordTooLargeError,
+    RecordValidationError,
+    WalkStats,
     crc32c,
     decode_records,
     encode_batch,
     iter_batches,
+    keyless_message,
+    keyless_records_error,
     parse_batch_header,
+    record_errors_summary,
     validate_batches,
 )
+from kafkapy.protocol.wire import INT64, UINT32
 from kafkapy.storage.config import LONG_MAX, LogConfig
 
 Records = bytes | bytearray | memoryview
 
 
-class InvalidTimestampError(RecordBatchError):
-    """INVALID_TIMESTAMP: a CreateTime timestamp outside message.timestamp.before/after.max.ms."""
+class InvalidTimestampError(RecordValidationError):
+    """INVALID_TIMESTAMP: CreateTime timestamps outside message.timestamp.before/after.max.ms,
+    the records named in record_errors (with any keyless ones, as Kafka 4.4 names them)."""
 
     error_code = 32
 
 
-def validate_for_leader(records: Records, config: LogConfig, now_ms: int) -> list[BatchHeader]:
-    """The headers of ``records`` once they pass the leader's checks (RecordBatchError else)."""
+TIMESTAMP_SUMMARY = "One or more records have been rejected due to invalid timestamp"
+_LONG_RANGE = 1 << 64
+
+
+def _java_long(value: int) -> int:
+    """``value`` wrapped to a signed 64-bit long, as Java's arithmetic wraps it."""
+    value %= _LONG_RANGE
+    return value - _LONG_RANGE if value > LONG_MAX else value
+
+
+def validate_for_leader(
+    records: Records, config: LogConfig, now_ms: int, where: str = ""
+) -> list[BatchHeader]:
+    """The headers of ``records`` once they pass the leader's checks (RecordBatchError else),
+    each with the maxTimestamp of its records (Kafka recomputes it; prepare_for_leader writes it
+    into a batch whose header says otherwise). Every record's key (compacted topics) and
+    CreateTime timestamp is checked, as Kafka 4.4's LogValidator does; the records that fail are
+    named in record_errors. ``where``: the topic partition ("topic-0") for Kafka's messages."""
+    stats: list[WalkStats] = []
     headers = validate_batches(
-        records, max_batch_size=config.max_message_bytes, require_keys=config.compact
+        records, max_batch_size=config.max_message_bytes, require_keys=config.compact,
+        stats=stats,
     )
-    if not config.log_append_time:
-        check_timestamps(records, headers, now_ms, config)
-    return headers
+    if config.log_append_time:
+        for (_lo, _hi, keyless) in stats:
+            if keyless:
+                raise keyless_records_error(keyless, where)
+        return headers
+    before = config.message_timestamp_before_max_ms
+    after = config.message_timestamp_after_max_ms
+    lo = now_ms - before
+    hi = now_ms + after
+    out = headers
+    pos = 0
+    for i, (h, (lo_delta, hi_delta, keyless)) in enumerate(zip(headers, stats, strict=True)):
+        base = h.base_timestamp
+        if keyless or base + lo_delta < lo or base + hi_delta > hi:
+            record_errors(records, pos, h, keyless, now_ms, lo, hi, before, after, where)
+        max_ts = max(base + hi_delta, NO_TIMESTAMP)
+        if max_ts != h.max_timestamp:
+            if out is headers:
+                out = list(headers)
+            out[i] = replace(h, max_timestamp=max_ts)
+        pos += h.size
+    return out
+
+
+def record_errors(
+    records: Records,
+    pos: int,
+    h: BatchHeader,
+    keyless: list[int],
+    now_ms: int,
+    lo: int,
+    hi: int,
+    before: int,
+    after: int,
+    where: str,
+) -> None:
+    """Raise Kafka 4.4's RecordValidationException for the batch at ``pos``: per record, a
+    missing key first, else a CreateTime timestamp (other than -1) out of [lo, hi]; the error
+    is INVALID_TIMESTAMP when any timestamp failed, INVALID_RECORD otherwise. Returns when
+    every record passes (a batch whose only out-of-range timestamps are -1)."""
+    errors: list[tuple[int, str]] = []
+    missing = set(keyless)
+    bad_timestamp = False
+    lo_text, hi_text = _java_long(now_ms - before), _java_long(now_ms + after)
+    for index, r in enumerate(decode_records(memoryview(records)[pos : pos + h.size])):
+        if index in missing:
+            errors.append((index, keyless_message(where)))
+        elif r.timestamp != NO_TIMESTAMP and (r.timestamp < lo or r.timestamp > hi):
+            bad_timestamp = True
+            errors.append(
+                (index, f"Timestamp {r.timestamp} of message with offset {r.offset} is out of "
+                        f"range. The timestamp should be within [{lo_text}, {hi_text}]")
+            )
+    if not errors:
+        return
+    if bad_timestamp:
+        raise InvalidTimestampError(RecordErrors(TIMESTAMP_SUMMARY, tuple(errors)))
+    raise InvalidRecordsError(record_errors_summary(tuple(errors)))
 
 
 def prepare_for_leader(
@@ -53,40 +140,27 @@ def prepare_for_leader(
 ) -> tuple[bytearray | memoryview, list[BatchHeader]]:
     """The buffer to stamp offsets into and append, with its headers: batches whose codec is
     not the topic's compression.type recompressed; else ``records`` itself when writable (a
-    slice of the received request: no copy), or one copy."""
+    slice of the received request: no copy), or one copy. A batch whose header's maxTimestamp
+    is not its records' (``headers`` has theirs) gets it written, with a new CRC."""
     target = config.target_codec
+    buf: bytearray | memoryview
     if target is not None and any(h.codec != target for h in headers):
-        return recompress(records, headers, target, config.max_message_bytes)
-    if isinstance(records, bytearray) or (
+        buf, headers = recompress(records, headers, target, config.max_message_bytes)
+    elif isinstance(records, bytearray) or (
         isinstance(records, memoryview) and not records.readonly
     ):
-        return records, headers
-    return bytearray(records), headers
-
-
-def check_timestamps(
-    records: Records, headers: list[BatchHeader], now_ms: int, config: LogConfig
-) -> None:
-    """CreateTime timestamps must lie in [now - before.max.ms, now + after.max.ms]."""
-    before = config.message_timestamp_before_max_ms
-    after = config.message_timestamp_after_max_ms
-    lo = now_ms - before if before < LONG_MAX else None
-    hi = now_ms + after if after < LONG_MAX else None
-    if lo is None and hi is None:
-        return
-    pos = 0
-    for h in headers:
-        check_all = lo is not None and (h.base_timestamp < lo or h.last_offset_delta > 0)
-        if check_all or (hi is not None and h.max_timestamp > hi):
-            for r in decode_records(memoryview(records)[pos : pos + h.size]):
-                ts = r.timestamp
-                if ts >= 0 and ((lo is not None and ts < lo) or (hi is not None and ts > hi)):
-                    raise InvalidTimestampError(
-                        f"Timestamp {ts} of message with offset {r.offset} is out of range. "
-                        f"The timestamp should be within [{lo if lo is not None else -1}, "
-                        f"{hi if hi is not None else LONG_MAX}]"
-                    )
-        pos += h.size
+        buf = records
+    else:
+        buf = bytearray(records)
+    if not config.log_append_time:
+        pos = 0
+        for h in headers:
+            if INT64.unpack_from(buf, pos + 35)[0] != h.max_timestamp:
+                INT64.pack_into(buf, pos + 35, h.max_timestamp)
+                crc = crc32c(memoryview(buf)[pos + CRC_START : pos + h.size])
+                UINT32.pack_into(buf, pos + 17, crc)
+            pos += h.size
+    return buf, headers
 
 
 def recompress(

@@ -15,12 +15,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from crc32c import crc32c
 
+from kafkapy import clock
 from kafkapy.protocol.record_batch import (
     BATCH_HEADER_SIZE,
     CRC_START,
@@ -58,8 +58,6 @@ def segment_name(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class LogSegment:
@@ -105,7 +103,7 @@ class LogSegment:
         self._offset_of_max_timestamp = base_offset
         self._first_batch_timestamp: int | None = None
         self._first_batch_timestamp_known = create
-        self.created_ms = _now_ms() if now_ms is None else now_ms
+        self.created_ms = clock.now_ms() if now_ms is None else now_ms
         self._bytes_since_index = 0
         self.closed = False
 

@@ -18,7 +18,8 @@ Modules: ``handle`` (what both kinds of broker share: config, readiness, fault i
 that starts those in milliseconds), ``inprocess`` (``BrokerThread``), ``embedded``
 (``broker``/``async_broker``), ``storage`` (``storage="memory"`` log dirs on tmpfs),
 ``connections`` (dropping a broker's client connections), ``topics`` (create/delete topics for
-fixtures), ``ports``, ``probe``, ``pytest_plugin``. N brokers on a real ZooKeeper, with faults:
+fixtures), ``usage`` (a process's CPU time and peak RSS), ``profiling`` (py-spy), ``ports``,
+``probe``, ``pytest_plugin``. N brokers on a real ZooKeeper, with faults:
 kafkapy/testing/cluster.py (and kafkapy/testing/zookeeper.py for ZooKeeper itself).
 """
 

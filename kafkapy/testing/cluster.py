@@ -46,8 +46,11 @@ def broker_overrides(connect: str, broker_id: int) -> dict[str, str]:
     }
 
 
-def wait_for(cond: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
-    """Poll `cond` (exceptions count as not yet) until it is truthy; return its value."""
+def wait_for(
+    cond: Callable[[], Any], timeout: float = 30.0, what: str = "condition", interval: float = 0.1
+) -> Any:
+    """Poll `cond` every `interval` seconds (exceptions count as not yet) until it is truthy;
+    return its value."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -56,7 +59,7 @@ def wait_for(cond: Callable[[], Any], timeout: float = 30.0, what: str = "condit
             got = None
         if got:
             return got
-        time.sleep(0.1)
+        time.sleep(interval)
     raise AssertionError(f"timed out waiting for {what}")
 
 
@@ -73,10 +76,12 @@ class Cluster:
         storage: str = "disk",
         overrides: Callable[[int, int], dict[str, str]] | None = None,
         client_config: dict[str, Any] | None = None,
+        cpu: int | None = None,
     ) -> None:
         """``size`` brokers, ids 0..size-1; ``extra_overrides``: settings for every broker;
         ``overrides(broker_id, port)``: more settings per broker (listeners on ``port``,
-        security); ``client_config``: what the test's admin clients need to connect (security)."""
+        security); ``client_config``: what the test's admin clients need to connect (security);
+        ``cpu``: the core every broker is pinned to (benchmarks)."""
         self.connect = f"{zk_connect}/kafkapy"
         self.ids = tuple(range(size))
         self.brokers = {}
@@ -88,6 +93,7 @@ class Cluster:
                 {**broker_overrides(self.connect, i), **(extra_overrides or {}), **extra},
                 port=port,
                 storage=storage,
+                cpu=cpu,
             )
         self.client_config = dict(client_config or {})
         self.zk = KazooClient(hosts=zk_connect, timeout=10.0)
@@ -143,6 +149,16 @@ class Cluster:
             lambda: all(len(self.state(name, p)["isr"]) == rf for p in range(partitions)),
             what=f"full ISR for {name}",
         )
+
+    def delete_topic(self, name: str, timeout: float = 30.0) -> None:
+        admin = self.admin()  # keep the handle alive until the futures resolve
+        for f in admin.delete_topics([name]).values():
+            f.result(timeout)
+        self.topics.pop(name, None)
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) the running brokers used so far."""
+        return sum(b.usage().cpu_seconds() for b in self.brokers.values() if b.running)
 
     def log_bytes(self, broker_id: int, topic: str, p: int) -> bytes:
         d = self.brokers[broker_id].log_dirs[0] / f"{topic}-{p}"

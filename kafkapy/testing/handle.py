@@ -21,11 +21,16 @@ Faults, for tests of what clients and applications do when Kafka misbehaves:
   broker's next file operation there (a checkpoint, a new segment, a new partition) gets an I/O
   error and it takes the directory offline (KAFKA_STORAGE_ERROR, leadership moves elsewhere).
   ``repair_log_dir()`` puts it back (restart the broker afterwards, as after a disk swap).
+
+Measurements, for benchmarks and resource tests: ``usage()`` (the broker process's CPU time and
+peak RSS, kafkapy/testing/usage.py) and ``profile()`` (py-spy sampling its stacks,
+kafkapy/testing/profiling.py).
 """
 
 from __future__ import annotations
 
 import atexit
+import subprocess
 import time
 import weakref
 from abc import ABC, abstractmethod
@@ -37,6 +42,8 @@ from . import storage as storage_kinds
 from .connections import drop_accepted
 from .ports import free_port
 from .probe import port_open
+from .profiling import start_py_spy
+from .usage import ProcessUsage
 
 HOST = "127.0.0.1"
 
@@ -194,6 +201,18 @@ class TestBroker(ABC):
     @abstractmethod
     def _fault_pid(self) -> int:
         """The process whose sockets the fault helpers act on."""
+
+    def usage(self) -> ProcessUsage:
+        """CPU and memory of the broker's process (kafkapy/testing/usage.py); in-process
+        (``BrokerThread``) that is this whole process, the test's own work included."""
+        return ProcessUsage(self._fault_pid())
+
+    def profile(
+        self, out: Path, seconds: float, rate: int = 250
+    ) -> subprocess.Popen[bytes] | None:
+        """Start sampling the broker's stacks with py-spy for ``seconds`` into ``out``
+        (kafkapy/testing/profiling.py); None when py-spy is not installed."""
+        return start_py_spy(self._fault_pid(), out, seconds, rate)
 
     def drop_connections(self) -> int:
         """Close every client connection of this broker under the clients; returns how many."""

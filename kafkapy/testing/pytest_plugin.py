@@ -10,12 +10,15 @@ Fixtures (docs/testing.md has the full guide):
 * ``kafka_broker`` (session): one broker for the whole run; ``.bootstrap_servers``.
 * ``kafka_broker_factory`` (function): ``make(mode=None, storage=None, *, data_dir=None,
   overrides=None, **config)`` starts another broker with ``server.properties`` overrides;
-  every broker it made is stopped after the test.
+  every broker it made is stopped after the test. ``kafka_module_broker_factory`` is the same for
+  brokers a module's tests share (stopped after the module).
 * ``kafka_topic`` (function): a fresh topic on ``kafka_broker``, deleted after the test; its
   partitions and configs come from ``@pytest.mark.kafka_topic(partitions=3, config={...})`` or
   ``indirect`` parametrization. ``kafka_topic_factory`` makes more than one.
-* ``kafka_cluster`` (module; ``kafka_cluster_factory`` per test): N brokers on a real ZooKeeper,
-  skipped with the Debian packages to install when Java or ZooKeeper is missing.
+* ``kafka_cluster`` (module; ``kafka_cluster_factory`` per test, ``kafka_module_cluster_factory``
+  per module): N brokers on a real ZooKeeper, skipped with the Debian packages to install when
+  Java or ZooKeeper is missing; a module's ``pytestmark = pytest.mark.kafka_cluster(size=3,
+  overrides={...})`` shapes its ``kafka_cluster``.
 
 Brokers run in this process (``--kafka-broker-mode=thread``, the default) or as subprocesses
 (``process``), with their logs on tmpfs (kafkapy/testing/storage.py). ``--kafka-bootstrap``
@@ -82,6 +85,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "kafka_topic(partitions=1, config=None, replication_factor=1, name=None): "
         "the topic the kafka_topic fixture creates for this test",
     )
+    config.addinivalue_line(
+        "markers",
+        "kafka_cluster(size=3, overrides=None, storage='disk'): "
+        "the cluster the kafka_cluster fixture starts for this module (in its pytestmark)",
+    )
 
 
 class KafkaSession:
@@ -108,6 +116,7 @@ class KafkaSession:
         mode: str | None = None,
         storage: str | None = None,
         data_dir: Path | None = None,
+        port: int | None = None,
         overrides: dict[str, str] | None = None,
         kafka_defaults: bool = True,
     ) -> TestBroker:
@@ -118,6 +127,7 @@ class KafkaSession:
             mode or self.mode,
             storage=self.storage(storage),
             data_dir=data_dir or self.tmp.mktemp(name),
+            port=port,
             overrides=props,
         )
         started = time.perf_counter()
@@ -222,41 +232,78 @@ def _heal(broker: Any) -> None:
         broker.start()
 
 
-@pytest.fixture
-def kafka_broker_factory(
-    _kafka_session: KafkaSession,
-) -> Iterator[Callable[..., TestBroker]]:
-    """``make(mode=None, storage=None, *, data_dir=None, overrides=None, **config)``: start a
-    broker of this test's own (``num_partitions=3`` means ``num.partitions=3``)."""
-    from kafkapy.testing.handle import overrides_from_kwargs
+class BrokerFactory:
+    """``make(mode=None, storage=None, *, data_dir=None, port=None, overrides=None,
+    kafka_defaults=True, clean_stop=False, name="kafka-broker", **config)``: starts brokers for
+    one fixture scope; ``close()`` stops them all when the scope ends.
 
-    made: list[TestBroker] = []
+    ``num_partitions=3`` means ``num.partitions=3``; ``kafka_defaults=False`` leaves out
+    TEST_DEFAULTS (Kafka's own defaults, as a real server.properties); ``port`` is the listener
+    the broker is reached on (for ``listeners`` overrides naming more than one); with
+    ``clean_stop`` the scope fails unless the broker is running at its end and shuts down
+    cleanly (exit status 0)."""
 
-    def make(
+    def __init__(self, session: KafkaSession) -> None:
+        self.session = session
+        self.made: list[tuple[TestBroker, bool]] = []
+
+    def __call__(
+        self,
         mode: str | None = None,
         storage: str | None = None,
         *,
         data_dir: Path | None = None,
+        port: int | None = None,
         overrides: dict[str, Any] | None = None,
         kafka_defaults: bool = True,
+        clean_stop: bool = False,
+        name: str = "kafka-broker",
         **config: Any,
     ) -> TestBroker:
-        props = {**{k: str(v) for k, v in (overrides or {}).items()}}
+        from kafkapy.testing.handle import overrides_from_kwargs
+
+        props = {k: str(v) for k, v in (overrides or {}).items()}
         props.update(overrides_from_kwargs(config))
-        broker = _kafka_session.new_broker(
-            "kafka-broker",
+        broker = self.session.new_broker(
+            name,
             mode=mode,
             storage=storage,
             data_dir=data_dir,
+            port=port,
             overrides=props,
             kafka_defaults=kafka_defaults,
         )
-        made.append(broker)
+        self.made.append((broker, clean_stop))
         return broker
 
-    yield make
-    for broker in made:
-        broker.close()
+    def close(self) -> None:
+        unclean = []
+        for broker, clean_stop in self.made:
+            code = broker.stop()
+            broker.close()
+            if clean_stop and code != 0:
+                unclean.append(f"{broker!r} exited with {code}:\n{broker.log_text()[-3000:]}")
+        self.made.clear()
+        assert not unclean, "broker did not shut down cleanly: " + "\n".join(unclean)
+
+
+@pytest.fixture
+def kafka_broker_factory(_kafka_session: KafkaSession) -> Iterator[BrokerFactory]:
+    """``make(mode=None, storage=None, *, data_dir=None, overrides=None, **config)``: start a
+    broker of this test's own (``num_partitions=3`` means ``num.partitions=3``); BrokerFactory
+    has every option."""
+    factory = BrokerFactory(_kafka_session)
+    yield factory
+    factory.close()
+
+
+@pytest.fixture(scope="module")
+def kafka_module_broker_factory(_kafka_session: KafkaSession) -> Iterator[BrokerFactory]:
+    """As ``kafka_broker_factory``, for brokers a module's tests share: stopped after the
+    module."""
+    factory = BrokerFactory(_kafka_session)
+    yield factory
+    factory.close()
 
 
 @pytest.fixture
@@ -347,35 +394,71 @@ def _stop_cluster(cluster: Cluster) -> None:
         cluster.zookeeper.stop()  # type: ignore[attr-defined]
 
 
+def _cluster_spec(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """``kafka_cluster``'s shape: the module's ``kafka_cluster`` marker, then an ``indirect``
+    parameter (an int: the size)."""
+    spec: dict[str, Any] = {}
+    marker = request.node.get_closest_marker("kafka_cluster")
+    if marker is not None:
+        if marker.args:
+            spec["size"] = marker.args[0]
+        spec.update(marker.kwargs)
+    if hasattr(request, "param"):
+        spec["size"] = request.param
+    return spec
+
+
 @pytest.fixture(scope="module")
 def kafka_cluster(
     request: pytest.FixtureRequest, _kafka_session: KafkaSession
 ) -> Iterator[Cluster]:
     """N brokers (3; ``indirect`` parametrization with an int for another N) on their own
-    ZooKeeper, shared by the module's tests; ``.bootstrap``, ``.brokers[id]``, faults."""
-    size = getattr(request, "param", CLUSTER_SIZE)
-    cluster = _start_cluster(_kafka_session.tmp.mktemp("cluster"), size, None, "disk")
+    ZooKeeper, shared by the module's tests; ``.bootstrap``, ``.brokers[id]``, faults. A module's
+    ``pytestmark = pytest.mark.kafka_cluster(size=3, overrides={...}, storage="disk")`` sets its
+    size and broker settings."""
+    factory = ClusterFactory(_kafka_session)  # its own: one parameter's cluster at a time
     try:
-        yield cluster
+        yield factory(**_cluster_spec(request))
     finally:
-        _stop_cluster(cluster)
+        factory.close()
+
+
+class ClusterFactory:
+    """``make(size=3, overrides=None, storage="disk")``: starts clusters for one fixture scope;
+    ``close()`` stops them (and their ZooKeeper servers) when the scope ends."""
+
+    def __init__(self, session: KafkaSession) -> None:
+        self.session = session
+        self.made: list[Cluster] = []
+
+    def __call__(
+        self,
+        size: int = CLUSTER_SIZE,
+        overrides: dict[str, Any] | None = None,
+        storage: str = "disk",
+    ) -> Cluster:
+        props = {k: str(v) for k, v in (overrides or {}).items()}
+        cluster = _start_cluster(self.session.tmp.mktemp("cluster"), size, props, storage)
+        self.made.append(cluster)
+        return cluster
+
+    def close(self) -> None:
+        made, self.made = self.made, []
+        for cluster in made:
+            _stop_cluster(cluster)
 
 
 @pytest.fixture
-def kafka_cluster_factory(
-    _kafka_session: KafkaSession,
-) -> Iterator[Callable[..., Cluster]]:
+def kafka_cluster_factory(_kafka_session: KafkaSession) -> Iterator[ClusterFactory]:
     """``make(size=3, overrides=None, storage="disk")``: a cluster of this test's own."""
-    made: list[Cluster] = []
+    factory = ClusterFactory(_kafka_session)
+    yield factory
+    factory.close()
 
-    def make(
-        size: int = CLUSTER_SIZE, overrides: dict[str, Any] | None = None, storage: str = "disk"
-    ) -> Cluster:
-        props = {k: str(v) for k, v in (overrides or {}).items()}
-        cluster = _start_cluster(_kafka_session.tmp.mktemp("cluster"), size, props, storage)
-        made.append(cluster)
-        return cluster
 
-    yield make
-    for cluster in made:
-        _stop_cluster(cluster)
+@pytest.fixture(scope="module")
+def kafka_module_cluster_factory(_kafka_session: KafkaSession) -> Iterator[ClusterFactory]:
+    """As ``kafka_cluster_factory``, for clusters a module's tests share."""
+    factory = ClusterFactory(_kafka_session)
+    yield factory
+    factory.close()

@@ -120,7 +120,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     broker = ctx.broker
     rm = broker.replicas
     results: list[tuple[str, ErrorCode, str | None]]
-    if rm is not None and not rm.controller.active:
+    if rm is not None and not rm.controller_loop.controller.active:
         everyone = dict.fromkeys(
             [u.name for u in request.upsertions] + [d.name for d in request.deletions]
         )

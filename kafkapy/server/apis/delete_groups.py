@@ -1,4 +1,4 @@
-"""DeleteGroups (key 42), versions 0-2.
+"""DeleteGroups (key 42), versions 0-3 (v3 adds a per-group error message, left null).
 
 Deletes empty groups: tombstones for each committed offset and for the group metadata go to
 __consumer_offsets, then the group is gone. Per group: GROUP_ID_NOT_FOUND (no such group),

@@ -1,4 +1,4 @@
-"""DescribeLogDirs (key 35), versions 1-4.
+"""DescribeLogDirs (key 35), versions 1-5.
 
 One result per log directory of this broker (in log.dirs order), named by its absolute path. A
 null topic list asks for every local partition; otherwise only the listed partitions are reported.
@@ -8,7 +8,8 @@ segments, its offset lag (the high watermark minus the log end offset, floored a
 for a current log) and is_future_key false (there is no AlterReplicaLogDirs, so no future logs).
 v3+ adds the top-level error code (NONE); v4+ the total and usable bytes of the directory's
 volume (os.statvfs: blocks and blocks available to unprivileged users, times the fragment
-size). A directory that cannot be read gets KAFKA_STORAGE_ERROR and no topics.
+size); v5+ is_cordoned, always false (kafkapy has no cordoned log directories, KIP-1066). A
+directory that cannot be read gets KAFKA_STORAGE_ERROR and no topics.
 
 Authorization: DESCRIBE on the cluster (else no log dirs, and CLUSTER_AUTHORIZATION_FAILED from
 v3).

@@ -71,7 +71,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
                 results.append(ElectionResult(name, p, "not_needed" if known else "unknown"))
     else:
         try:
-            results = await broker.replicas.elect_leaders(election_type, wanted)
+            results = await broker.replicas.controller_loop.elect_leaders(election_type, wanted)
         except NotControllerError:
             results = []
             top_error = ErrorCode.not_controller

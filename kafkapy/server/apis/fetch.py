@@ -1,16 +1,18 @@
-"""Fetch (key 1), versions 4-17.
+"""Fetch (key 1), versions 4-18 (v18 only adds a follower's high watermark tag, skipped).
 
 Long-polls: the response goes out when at least min_bytes of records are available, an error is
 to be reported, or max_wait_ms has passed; waiting is on append events, never by sleeping. Reads
 whole batches starting with the batch that contains the fetch offset, up to the high watermark,
 within partition_max_bytes and the response's max_bytes — except that the first partition with
 data always returns at least one whole batch (KIP-74). Reports high watermark, last stable offset
-and log start offset; OFFSET_OUT_OF_RANGE outside
-[log start, log end]; FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH for a stale or future
-current_leader_epoch. Topics are addressed by name up to v12 and by topic id from v13
+and log start offset; OFFSET_OUT_OF_RANGE outside [log start, log end]; FENCED_LEADER_EPOCH /
+UNKNOWN_LEADER_EPOCH for a stale or future current_leader_epoch. With those errors and
+KAFKA_STORAGE_ERROR (a read that failed) the three offsets are -1, as Kafka 4.4 answers.
+Topics are addressed by name up to v12 and by topic id from v13
 (UNKNOWN_TOPIC_ID). Record bytes go from segment files to the socket with os.sendfile. The
 request is read by hand (protocol/fetch_request.py), bounded as kio's reader is behind the
-guard: a long poll with nothing new is most of what brokers answer.
+guard: a long poll with nothing new is most of what brokers answer. The request's topics are
+looked up once per pass over them (again after each wait: they may have changed meanwhile).
 
 isolation_level=1 (read_committed): consumers read up to the last stable offset (the first
 offset of the earliest open transaction, bounded by the high watermark) and get, per partition,
@@ -34,8 +36,9 @@ consumer's needs READ on each topic (TOPIC_AUTHORIZATION_FAILED; an unknown topi
 UNKNOWN_TOPIC_ID, as in Kafka).
 
 Quotas (server/quota_enforcement.py), consumers only: max_bytes is capped at what one quota window
-of the consumer byte rate allows; the response's size counts against it (and the handler time
-against the request quota). A throttled fetch is answered without data, with the throttle time,
+of the consumer byte rate allows; the response's size (computed, not encoded:
+protocol/fetch_response.fetch_response_size) counts against it (and the handler time against the
+request quota). A throttled fetch is answered without data, with the throttle time,
 and the connection is muted for it, as Kafka does.
 """
 
@@ -50,7 +53,12 @@ import trio
 from kafkapy import clock
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.fetch_request import parse_fetch_request
-from kafkapy.protocol.fetch_response import PartitionResult, TopicResult, encode_fetch_response
+from kafkapy.protocol.fetch_response import (
+    PartitionResult,
+    TopicResult,
+    encode_fetch_response,
+    fetch_response_size,
+)
 from kafkapy.protocol.wire import DecodeError
 from kafkapy.storage.errors import StorageError
 from kafkapy.storage.file_region import FileRegion
@@ -78,41 +86,45 @@ class _AllTopics:
         return True
 
 
-def _denied_topics(ctx, version, topics, replica_id):
+def _denied_topics(ctx, topics, resolved, replica_id):
     """None without an authorizer, else the topic names this fetch may not read."""
     if ctx.broker.authorizer is None:
         return None
     if replica_id >= 0:
         return None if authorize_cluster(ctx, CLUSTER_ACTION) else _AllTopics()
     names = set()
-    for ft in topics:
-        info, _ = _resolve(ctx.broker, version, ft)
+    for ft, info in zip(topics, resolved, strict=True):
         name = info.name if info else getattr(ft, "topic", None)
         if name is not None:
             names.add(name)
     return names - authorized_names(ctx, READ, TOPIC, names)
 
 
-def _resolve(broker, version, ft):
-    """The TopicInfo a request topic refers to, or (None, error)."""
+def _unknown_offsets(pr: PartitionResult) -> None:
+    """A read that failed reports no offsets: high watermark, last stable and log start offset
+    -1, as Kafka's ReplicaManager answers a read that threw (createLogReadResult(e))."""
+    pr.high_watermark = pr.last_stable_offset = pr.log_start_offset = -1
+
+
+def _resolve(broker, version, topics_req):
+    """The TopicInfo each request topic refers to (by name up to v12, by id from v13), None
+    for those unknown: looked up once per pass over the request."""
+    topics = broker.topics
     if version >= 13:
-        info = broker.topics.get_by_id(ft.topic_id)
-        return info, ErrorCode.unknown_topic_id
-    info = broker.topics.get(ft.topic)
-    return info, ErrorCode.unknown_topic_or_partition
+        return [topics.get_by_id(ft.topic_id) for ft in topics_req]
+    return [topics.get(ft.topic) for ft in topics_req]
 
 
-def _watched(broker, version, topics_req):
+def _watched(topics_req, resolved):
     """The (topic, partition) keys a waiting fetch is woken by."""
     keys = []
-    for ft in topics_req:
-        info, _ = _resolve(broker, version, ft)
+    for ft, info in zip(topics_req, resolved, strict=True):
         if info is not None:
             keys += [(info.name, fp.partition) for fp in ft.partitions]
     return keys
 
 
-def _watch(broker, version, topics, context):
+def _watch(broker, topics, resolved, context):
     """An armed watch on the fetch's partitions: an incremental session's own persistent one
     (re-armed: free however many partitions it has), else a new one."""
     if isinstance(context, Incremental) and context.cache.sessions.get(context.session.id) is (
@@ -122,13 +134,13 @@ def _watch(broker, version, topics, context):
         w = session.watch
         if w is None or w.closed:
             w = session.watch = broker.appended.watch(
-                _watched(broker, version, topics), persistent=True
+                _watched(topics, resolved), persistent=True
             )
             return w
         if w.task is None:  # not in use by another request of this session (a duplicate)
             w.rearm()
             return w
-    return broker.appended.watch(_watched(broker, version, topics))
+    return broker.appended.watch(_watched(topics, resolved))
 
 
 def replica_id_of(version, request) -> int:
@@ -145,6 +157,7 @@ def _read_all(
     version,
     request,
     topics_req,
+    resolved,
     replica_id=-1,
     refused=None,
     denied=None,
@@ -164,8 +177,10 @@ def _read_all(
     errors = False
     read_committed = getattr(request, "isolation_level", 0) == READ_COMMITTED
     results = []
-    for ft in topics_req:
-        info, missing_code = _resolve(broker, version, ft)
+    missing_code = (
+        ErrorCode.unknown_topic_id if version >= 13 else ErrorCode.unknown_topic_or_partition
+    )
+    for ft, info in zip(topics_req, resolved, strict=True):
         name = info.name if info else getattr(ft, "topic", "")
         tid = info.topic_id if info else getattr(ft, "topic_id", None) or ZERO_UUID
         tr = TopicResult(name=name or "", topic_id=tid)
@@ -216,6 +231,7 @@ def _read_all(
                 pr.error_code = (
                     ErrorCode.fenced_leader_epoch if cle < epoch else ErrorCode.unknown_leader_epoch
                 )
+                _unknown_offsets(pr)
                 errors = True
                 continue
             if incremental:
@@ -243,8 +259,9 @@ def _read_all(
                         max_offset=None if from_replica else hw,
                         min_one_batch=(total == 0),
                     )
-            except StorageError as e:
+            except StorageError as e:  # OFFSET_OUT_OF_RANGE, KAFKA_STORAGE_ERROR
                 pr.error_code = ErrorCode(e.error_code)
+                _unknown_offsets(pr)
                 errors = True
                 continue
             pr.regions = data.regions
@@ -278,14 +295,14 @@ async def handle(ctx: RequestContext, _request: Any) -> Any:
     incremental = isinstance(context, Incremental)
     max_wait = request.max_wait_ms / 1000
     deadline = trio.current_time() + max(max_wait, 0.0)
-    denied = _denied_topics(ctx, version, topics, replica_id)
+    resolved = _resolve(broker, version, topics)
+    denied = _denied_topics(ctx, topics, resolved, replica_id)
     quotas = broker.client_quotas if broker.client_quotas.enabled and replica_id < 0 else None
     max_bytes = quotas.fetch_max_bytes(ctx, request.max_bytes) if quotas else None
     refused = {}
     if replica_id >= 0 and broker.replicas is not None and denied is None:
         # a follower's fetch: its fetch offset is its log end offset (moves the HW, the ISR)
-        for ft in topics:
-            info, _ = _resolve(broker, version, ft)
+        for ft, info in zip(topics, resolved, strict=True):
             if info is None:
                 continue
             for fp in ft.partitions:
@@ -296,18 +313,28 @@ async def handle(ctx: RequestContext, _request: Any) -> Any:
                     refused[(info.name, fp.partition)] = err
     while True:
         results, total, errors = _read_all(
-            broker, version, request, topics, replica_id, refused, denied, max_bytes, incremental
+            broker,
+            version,
+            request,
+            topics,
+            resolved,
+            replica_id,
+            refused,
+            denied,
+            max_bytes,
+            incremental,
         )
         if total >= request.min_bytes or errors or trio.current_time() >= deadline:
             break
         # watched from right after the read (nothing else ran in between): no change is missed
-        await _watch(broker, version, topics, context).wait(deadline)
+        await _watch(broker, topics, resolved, context).wait(deadline)
+        resolved = _resolve(broker, version, topics)  # the topics may have changed meanwhile
     if quotas is not None:
-        size = RawResponse(encode_fetch_response(version, results)).size
+        size = fetch_response_size(version, results)  # charged before the response is built
         throttle = quotas.fetch_throttle(ctx, size)
         if throttle:  # answered empty; a session stays as it is (Kafka's throttled response)
             error, session_id = ErrorCode.none, INVALID_SESSION_ID
-            if incremental:
+            if isinstance(context, Incremental):  # ``incremental``, as mypy sees it
                 session_id = context.session.id
                 if context.session.epoch != next_epoch(context.request_epoch):
                     error = ErrorCode.invalid_fetch_session_epoch

@@ -1,4 +1,4 @@
-"""JoinGroup (key 11), versions 2-9.
+"""JoinGroup (key 11), versions 0-9 (Kafka 4.4 still serves v0 and v1).
 
 Classic group membership, as Kafka's coordinator does it (kafkapy.coordinator.group): a first
 join without a member id gets MEMBER_ID_REQUIRED and a new id (v4+, KIP-394), then joins with
@@ -9,7 +9,8 @@ Static members (group.instance.id, v5+) rejoining a Stable group get their membe
 no rebalance. Errors: INVALID_GROUP_ID, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
 INVALID_SESSION_TIMEOUT (outside group.min/max.session.timeout.ms), INCONSISTENT_GROUP_PROTOCOL,
 UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED. protocol_type and protocol_name in
-the answer from v7, skip_assignment from v9 (always false for classic groups).
+the answer from v7, skip_assignment from v9 (always false for classic groups). v0 has no
+rebalance timeout: the session timeout serves as both, as in Kafka.
 
 A JoinGroup to a non-empty consumer-protocol (KIP-848) group joins it as a member that keeps the
 classic protocol (online migration, kafkapy.coordinator.group.classic_members): its subscription

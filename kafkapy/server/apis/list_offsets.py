@@ -1,11 +1,11 @@
-"""ListOffsets (key 2), versions 1-10.
+"""ListOffsets (key 2), versions 1-11.
 
 Special timestamps: -2 earliest (log start offset), -1 latest (high watermark; for
 read_committed the last stable offset: the first offset of the earliest open transaction), -3
 max timestamp (v7+: the offset and timestamp of the record with the largest timestamp), -4
-earliest local (v8+: the log
-start offset, as there is no tiered storage), -5 latest tiered (v9+: offset -1, as Kafka answers
-when remote storage is off). Any other timestamp finds the first offset whose timestamp is >= it
+earliest local (v8+: the log start offset, as there is no tiered storage), -5 latest tiered (v9+)
+and -6 earliest pending upload (v11+; v11's layout is v10's): offset -1, as Kafka answers when
+remote storage is off. Any other timestamp finds the first offset whose timestamp is >= it
 through the time index, or -1 if there is none; as in Kafka, a found offset at or past the last
 fetchable offset (high watermark, or last stable offset for read_committed) counts as none.
 The answer carries the leader epoch (v4+).

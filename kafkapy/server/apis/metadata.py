@@ -5,7 +5,9 @@ per topic its error, name, topic id (v10+, always the real id), internal flag an
 leader, leader epoch (v7+), replicas, ISR and offline replicas (v5+). A null topic list means all
 topics. Missing topics are auto-created when the request allows it (v4+; always for older
 versions) and auto.create.topics.enable is true, with num.partitions and
-default.replication.factor; otherwise UNKNOWN_TOPIC_OR_PARTITION. Invalid names get
+default.replication.factor, asynchronously as Kafka 4.4 does (server/topics.py): the answer is
+UNKNOWN_TOPIC_OR_PARTITION with no partitions, and the topic exists shortly after (clients retry);
+without auto-creation, UNKNOWN_TOPIC_OR_PARTITION as well. Invalid names get
 INVALID_TOPIC_EXCEPTION. Topic-id lookups (v12+ with a null name) answer UNKNOWN_TOPIC_ID when
 the id is unknown; in v10-11 a null name or a topic id makes the request INVALID_REQUEST, as in
 Kafka.
@@ -55,7 +57,6 @@ from ..security.authorization import (
     authorized_names,
     authorized_operations,
 )
-from ..topics import TopicError
 
 
 def error_entry(version, name, error, topic_id=None, internal=False, ops=NOT_REQUESTED):
@@ -84,11 +85,8 @@ def _named_topic(ctx, name, allow_auto, described, with_ops=False):
         return error_entry(
             version, name, ErrorCode.topic_authorization_failed, internal=name in INTERNAL_TOPICS
         )
-    try:
-        info = broker.topics.auto_create(name)
-    except TopicError as e:
-        return error_entry(version, name, e.code)
-    return described(info)
+    broker.topics.request_auto_create(name)
+    return error_entry(version, name, ErrorCode.unknown_topic_or_partition, ops=ops)
 
 
 @api("Metadata")

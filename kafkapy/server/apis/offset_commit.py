@@ -1,4 +1,4 @@
-"""OffsetCommit (key 8), versions 2-9.
+"""OffsetCommit (key 8), versions 2-10.
 
 Commits offsets (with their metadata string, and the leader epoch from v6) for a group; each is
 appended to __consumer_offsets before the answer, so an acknowledged commit survives a crash.
@@ -18,25 +18,83 @@ moved) for each partition that was committed (group_service).
 
 Authorization: READ on the group (else GROUP_AUTHORIZATION_FAILED on every partition), and READ
 on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions, before existence is checked).
+
+From v10 (KIP-848's topic ids) topics are named by id in the request and the response: each id is
+resolved to its topic once; an unknown id is UNKNOWN_TOPIC_ID on its partitions (after the group's
+authorization, before the topics'), as Kafka's KafkaApis resolves them.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from kafkapy.clock import now_ms
+from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
-from .group_common import ms, partition_errors, replicated_results, requested_offsets, service
+from .group_common import (
+    GROUP_DENIED,
+    group_denied,
+    ms,
+    partition_errors,
+    replicated_results,
+    requested_offsets,
+    service,
+)
+
+TOPIC_IDS_FROM = 10
+
+
+def _topic_names(ctx: RequestContext, topics: Any) -> list[str | None]:
+    """v10+: the name of each request topic's id, None where the id is unknown."""
+    by_id = ctx.broker.topics.get_by_id
+    infos = [by_id(t.topic_id) if t.topic_id is not None else None for t in topics]
+    return [info.name if info is not None else None for info in infos]
+
+
+def _by_id_response(
+    R: Any, request: Any, names: list[str | None], errors: dict, unknown_error: int
+) -> tuple:
+    """v10+: the per-topic answer, topics named by id: those whose id is unknown first, then the
+    others in the request's order, as Kafka's response builder adds errors before merging the
+    coordinator's results."""
+    order = sorted(range(len(names)), key=lambda i: names[i] is not None)
+    topics = [(request.topics[i], names[i]) for i in order]
+    return tuple(
+        build(
+            R.OffsetCommitResponseTopic,
+            topic_id=t.topic_id,
+            partitions=tuple(
+                build(
+                    R.OffsetCommitResponsePartition,
+                    partition_index=p.partition_index,
+                    error_code=unknown_error if name is None else errors[(name, p.partition_index)],
+                )
+                for p in t.partitions
+            ),
+        )
+        for t, name in topics
+    )
 
 
 @api("OffsetCommit")
 async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     svc = service(ctx)
-    offsets, errors = requested_offsets(ctx, request.group_id, request.topics)
+    by_id = ctx.version >= TOPIC_IDS_FROM
+    topics: Any = request.topics
+    names: list[str | None] = []
+    if by_id:
+        names = _topic_names(ctx, request.topics)
+        topics = [
+            SimpleNamespace(name=name, partitions=t.partitions)
+            for t, name in zip(request.topics, names, strict=True)
+            if name is not None
+        ]
+    offsets, errors = requested_offsets(ctx, request.group_id, topics)
     if offsets:
         results = svc.coordinator.commit_offsets(
             request.group_id,
@@ -49,7 +107,15 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             api_version=ctx.version,
         )
         errors.update(await replicated_results(svc, request.group_id, results))
-    topics = partition_errors(
-        R.OffsetCommitResponseTopic, R.OffsetCommitResponsePartition, request.topics, errors
-    )
-    return build(R.OffsetCommitResponse, throttle_time=THROTTLE_NONE, topics=topics)
+    if by_id:
+        unknown_error = (
+            GROUP_DENIED
+            if None in names and group_denied(ctx, request.group_id)
+            else ErrorCode.unknown_topic_id
+        )
+        answer = _by_id_response(R, request, names, errors, unknown_error)
+    else:
+        answer = partition_errors(
+            R.OffsetCommitResponseTopic, R.OffsetCommitResponsePartition, request.topics, errors
+        )
+    return build(R.OffsetCommitResponse, throttle_time=THROTTLE_NONE, topics=answer)

@@ -1,4 +1,4 @@
-"""OffsetFetch (key 9), versions 1-9.
+"""OffsetFetch (key 9), versions 1-10.
 
 The committed offset, leader epoch (v5+) and metadata of each requested partition; -1 (and
 empty metadata) where nothing is committed, including for groups that do not exist. A null
@@ -14,10 +14,15 @@ as Kafka 3.9's ZooKeeper-mode coordinator does ("for backwards compatibility").
 Authorization: DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED for it) and on each topic:
 asked-for topics the request may not describe get TOPIC_AUTHORIZATION_FAILED on their partitions,
 and a request for all of a group's offsets leaves those topics out.
+
+From v10 topics are named by id (request and response): each asked-for id is resolved to its topic
+once, an unknown id answers UNKNOWN_TOPIC_ID (offset -1) on its partitions; a request for all of a
+group's offsets names each topic by its current id and leaves out topics that no longer exist.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
@@ -28,6 +33,7 @@ from ..responses import THROTTLE_NONE, build
 from ..security.authorization import DESCRIBE, TOPIC, authorized_names
 from .group_common import GROUP_DENIED, TOPIC_DENIED, coordinator, group_denied
 
+TOPIC_IDS_FROM = 10
 UNSTABLE = object()  # a row's offset while a transaction that committed it has not ended
 
 
@@ -64,7 +70,54 @@ def _fetch_rows(ctx, group_id, topics, require_stable, member_id, member_epoch):
     return err, rows, denied
 
 
-def _topics(ctx, names, rows, group_error, topic_cls, part_cls):
+def _unknown_id_topic(topic, topic_cls, part_cls):
+    """v10+: the answer for a requested topic id that names no topic."""
+    parts = tuple(
+        build(
+            part_cls,
+            partition_index=p,
+            committed_offset=-1,
+            committed_leader_epoch=-1,
+            metadata="",
+            error_code=ErrorCode.unknown_topic_id,
+        )
+        for p in topic.partition_indexes
+    )
+    return build(topic_cls, topic_id=topic.topic_id, partitions=parts)
+
+
+def _group_by_id(ctx, g, require_stable, topic_cls, part_cls):
+    """v10+: one group's (error, topics), topics named by id."""
+    topics_by_name = ctx.broker.topics
+    member = (getattr(g, "member_id", None), getattr(g, "member_epoch", -1))
+    if g.topics is None:
+        err, rows, _ = _fetch(ctx, g.group_id, None, require_stable, *member)
+        ids = {}
+        for name in {r[0] for r in rows}:
+            info = topics_by_name.get(name)
+            if info is not None:
+                ids[name] = info.topic_id
+        return err, _topics(ctx, None, rows, err, topic_cls, part_cls, ids)
+    resolved = [
+        (t, topics_by_name.get_by_id(t.topic_id) if t.topic_id is not None else None)
+        for t in g.topics
+    ]
+    named = [
+        SimpleNamespace(name=info.name, partition_indexes=t.partition_indexes)
+        for t, info in resolved
+        if info is not None
+    ]
+    err, rows, _ = _fetch(ctx, g.group_id, named, require_stable, *member)
+    ids = {info.name: info.topic_id for _t, info in resolved if info is not None}
+    answer = _topics(ctx, named, rows, err, topic_cls, part_cls, ids)
+    if not err:
+        unknown = [t for t, info in resolved if info is None]
+        answer += tuple(_unknown_id_topic(t, topic_cls, part_cls) for t in unknown)
+    return err, answer
+
+
+def _topics(ctx, names, rows, group_error, topic_cls, part_cls, ids=None):
+    """The answer's topics; ``ids`` (v10+) names them by id, leaving out those without one."""
     by_topic: dict[str, list] = {}
     for topic, partition, om in rows:
         if om is TOPIC_DENIED:
@@ -96,12 +149,34 @@ def _topics(ctx, names, rows, group_error, topic_cls, part_cls):
                 )
                 for p in t.partition_indexes
             ]
+    if ids is not None:
+        return tuple(
+            build(topic_cls, topic_id=ids[n], partitions=tuple(ps))
+            for n, ps in by_topic.items()
+            if n in ids
+        )
     return tuple(build(topic_cls, name=n, partitions=tuple(ps)) for n, ps in by_topic.items())
 
 
 @api("OffsetFetch")
 async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
+    if ctx.version >= TOPIC_IDS_FROM:
+        groups = []
+        for g in request.groups:
+            err, topics = _group_by_id(
+                ctx,
+                g,
+                request.require_stable,
+                R.OffsetFetchResponseTopics,
+                R.OffsetFetchResponsePartitions,
+            )
+            groups.append(
+                build(
+                    R.OffsetFetchResponseGroup, group_id=g.group_id, topics=topics, error_code=err
+                )
+            )
+        return build(R.OffsetFetchResponse, throttle_time=THROTTLE_NONE, groups=tuple(groups))
     if ctx.version >= 8:
         groups = []
         for g in request.groups:

@@ -1,4 +1,4 @@
-"""Produce (key 0), versions 3-12 served (0-12 advertised, as Kafka 4.0 does).
+"""Produce (key 0), versions 3-13 served (0-13 advertised, as Kafka 4.4 does).
 
 Each partition's records are validated and appended by the partition log: magic 2, CRC32C,
 lengths, record count, message.max.bytes (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_RECORD),
@@ -6,13 +6,17 @@ idempotent-producer sequences (a retried duplicate gets its original offset; gap
 OUT_OF_ORDER_SEQUENCE_NUMBER; stale epochs INVALID_PRODUCER_EPOCH). Offsets are assigned by
 rewriting the batch header in place. A partition's data must be exactly one batch (else
 INVALID_RECORD). acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS for every partition).
-A missing topic is UNKNOWN_TOPIC_OR_PARTITION: Produce never creates topics. acks=0
+A missing topic is UNKNOWN_TOPIC_OR_PARTITION: Produce never creates topics. From v13 topics are
+named by id (KIP-516), resolved once per request; an unknown id is UNKNOWN_TOPIC_ID for each of its
+partitions (before authorization, as Kafka's handler), and the response names topics by id. acks=0
 sends no response; if such a request fails, the connection is closed so the client notices, as
 Kafka does. Embedded (one broker): acks=all is satisfied on append.
 
 The request is read by hand (protocol/produce_codec.py), not by kio: each partition's records
 are a writable slice of the received frame, which the log validates, stamps and appends in
 place (no copy of the record bytes in the broker); the response is written by hand too.
+Each partition is written through the one leader write path (server/replication/partition.py: looked
+up once, checked, appended, high watermark and waiters, flush when due, the wait for acks=all).
 
 ZooKeeper mode (replicated): only the leader appends (else NOT_LEADER_OR_FOLLOWER). acks=all
 is refused with NOT_ENOUGH_REPLICAS when the ISR is smaller than min.insync.replicas; after the
@@ -45,24 +49,28 @@ time and the connection is muted for it (acks=0: muted only).
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
-import trio
-
+from kafkapy import clock
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.produce_codec import (
+    TOPIC_IDS_FROM,
     PartitionResponse,
     encode_produce_response,
     parse_produce_request,
 )
-from kafkapy.protocol.record_batch import TRANSACTIONAL_BIT, RecordBatchError, RecordTooLargeError
+from kafkapy.protocol.record_batch import (
+    TRANSACTIONAL_BIT,
+    CorruptRecordError,
+    RecordBatchError,
+    RecordTooLargeError,
+)
 from kafkapy.protocol.wire import INT32, DecodeError
 from kafkapy.storage.errors import OutOfOrderSequenceError, StorageError
 
 from ..coordinator.txn_verification import transactional_batch, verify_produce
-from ..log_manager.log_flusher import flush_if_due
 from ..registry import api
+from ..replication.partition import Partition, complete_writes
 from ..request_context import CloseConnection, RequestContext
 from ..responses import NO_RESPONSE, RawResponse
 from ..security.authorization import TOPIC, WRITE, authorized_names, transactional_id_error
@@ -78,113 +86,52 @@ INTERNAL_APPEND = "Cannot append to internal topic "
 
 
 def _append(broker, topic: str, partition: int, records, now_ms: int, acks: int = 1, guard=None):
-    """Append one partition's records; return (error, base_offset, append_time, log_start, msg,
-    last_offset)."""
-    info = broker.topics.get(topic)
-    if info is None or partition not in info.partitions:
-        return ErrorCode.unknown_topic_or_partition, -1, -1, -1, None, -1
+    """Append one partition's records through the partition's write path
+    (server/replication/partition.py); return (error, base_offset, append_time, log_start, msg,
+    write mark or None)."""
+    part = Partition.for_write(broker, topic, partition)
+    if part is ErrorCode.unknown_topic_or_partition:
+        return part, -1, -1, -1, None, None
     if topic in INTERNAL_TOPICS:  # as Kafka's ReplicaManager: clients never append to these
-        return ErrorCode.invalid_topic_exception, -1, -1, -1, INTERNAL_APPEND + topic, -1
-    plog = broker.topics.log(topic, partition)
-    if plog is None:
-        return ErrorCode.not_leader_or_follower, -1, -1, -1, None, -1
-    state = info.states.get(partition)
-    epoch = state.leader_epoch if state else 0
-    replicas = broker.replicas
-    if replicas is not None:
-        rp = replicas.leader_partition(topic, partition)
-        if rp is None:
-            return ErrorCode.not_leader_or_follower, -1, -1, -1, None, -1
-        epoch = rp.leader_epoch
-        if acks == -1 and len(rp.isr) < replicas.min_isr(topic):
-            return (
-                ErrorCode.not_enough_replicas,
-                -1,
-                -1,
-                -1,
-                f"The size of the current ISR {rp.isr} is insufficient to satisfy the min.isr "
-                f"requirement of {replicas.min_isr(topic)} for partition {topic}-{partition}",
-                -1,
-            )
+        return ErrorCode.invalid_topic_exception, -1, -1, -1, INTERNAL_APPEND + topic, None
+    if isinstance(part, ErrorCode):
+        return part, -1, -1, -1, None, None
+    if acks == -1:
+        refusal = part.min_isr_refusal()
+        if refusal is not None:
+            return ErrorCode.not_enough_replicas, -1, -1, -1, refusal, None
     if not records:
-        return ErrorCode.corrupt_message, -1, -1, -1, "produce request without records", -1
+        return ErrorCode.corrupt_message, -1, -1, -1, "produce request without records", None
     if len(records) >= 12 and INT32.unpack_from(records, 8)[0] + 12 < len(records):
-        return ErrorCode.invalid_record, -1, -1, -1, ONE_BATCH_ONLY, -1
+        return ErrorCode.invalid_record, -1, -1, -1, ONE_BATCH_ONLY, None
     try:
-        res = plog.append_as_leader(
-            records, leader_epoch=epoch, now_ms=now_ms, verification_guard=guard
-        )
-    except RecordTooLargeError as e:
-        # as Kafka's ReplicaManager: a batch over the size limit leaves no append info (log
-        # start offset -1) and no custom error message
-        return ErrorCode(e.error_code), -1, -1, -1, None, -1
+        res = part.append_records(records, now_ms, verification_guard=guard)
+    except (RecordTooLargeError, CorruptRecordError) as e:
+        # as Kafka's ReplicaManager: a batch over the size limit or corrupt (CRC) leaves no
+        # append info (log start offset -1) and no custom error message
+        return ErrorCode(e.error_code), -1, -1, -1, None, None
     except OutOfOrderSequenceError as e:  # Kafka sends no message with this error
-        return ErrorCode(e.error_code), -1, -1, plog.log_start_offset, None, -1
-    except (RecordBatchError, StorageError) as e:
-        return ErrorCode(e.error_code), -1, -1, plog.log_start_offset, str(e) or None, -1
-    if replicas is not None:
-        replicas.after_leader_append(topic, partition)
+        return ErrorCode(e.error_code), -1, -1, part.log.log_start_offset, None, None
+    except RecordBatchError as e:  # Kafka sends a message only with record errors (KIP-467)
+        return ErrorCode(e.error_code), -1, -1, part.log.log_start_offset, e.record_errors, None
+    except StorageError as e:
+        return ErrorCode(e.error_code), -1, -1, part.log.log_start_offset, str(e) or None, None
     return (
         ErrorCode.none,
         res.base_offset,
         res.log_append_time_ms,
         res.log_start_offset,
         None,
-        res.last_offset,
+        part.mark(res.last_offset),
     )
 
 
-async def _await_replication(broker, pending, timeout_s: float):
-    """Wait until each (topic, partition, epoch, last offset) is below the high watermark;
-    return {(topic, partition): error} for those that did not make it cleanly."""
-    replicas = broker.replicas
-    deadline = trio.current_time() + max(timeout_s, 0.0)
-    errors = {}
-    todo = list(pending)
-    while todo:
-        watch = broker.appended.watch([(t, p) for t, p, _e, _l in todo])  # before the checks
-        left = []
-        for topic, partition, epoch, last in todo:
-            rp = replicas.leader_partition(topic, partition)
-            plog = broker.topics.log(topic, partition)
-            if rp is None or plog is None or rp.leader_epoch != epoch:
-                errors[(topic, partition)] = ErrorCode.not_leader_or_follower
-            elif plog.high_watermark > last:
-                if len(rp.isr) < replicas.min_isr(topic):
-                    errors[(topic, partition)] = ErrorCode.not_enough_replicas_after_append
-            else:
-                left.append((topic, partition, epoch, last))
-        todo = left
-        if not todo:
-            watch.close()
-            break
-        if trio.current_time() >= deadline:
-            watch.close()
-            for topic, partition, _e, _l in todo:
-                errors[(topic, partition)] = ErrorCode.request_timed_out
-            break
-        await watch.wait(deadline)
-    return errors
-
-
-async def _flush_if_due(broker, topics, results, now_ms: int) -> dict:
-    """flush.messages / flush.ms of the partitions appended to, before answering (the fsyncs
-    off the event loop: server/log_manager/log_flusher.py); {(topic, partition):
-    KAFKA_STORAGE_ERROR} for those whose flush failed."""
-    failed = {}
-    it = iter(results)
-    for td in topics:
-        for pd in td.partitions:
-            if next(it)[0] != ErrorCode.none:
-                continue
-            plog = broker.topics.log(td.name, pd.index)
-            if plog is None or not plog.flush_due(now_ms):  # the usual case: no await at all
-                continue
-            try:
-                await flush_if_due(plog, now_ms)
-            except StorageError as e:
-                failed[(td.name, pd.index)] = ErrorCode(e.error_code)
-    return failed
+def _resolve_topic_ids(broker, request) -> None:
+    """v13+: name each request topic after its id; an unknown id leaves the name empty."""
+    topics = broker.topics
+    for td in request.topics:
+        info = topics.get_by_id(td.topic_id)
+        td.name = info.name if info is not None else ""
 
 
 @api("Produce", raw=True)
@@ -194,12 +141,15 @@ async def handle(ctx: RequestContext, _request: Any) -> Any:
     except DecodeError as e:
         raise CloseConnection(f"produce request does not decode: {e}") from None
     broker = ctx.broker
+    by_id = ctx.version >= TOPIC_IDS_FROM
+    if by_id:
+        _resolve_topic_ids(broker, request)
     acks = request.acks
     txn_batches = []
     for td in request.topics:
         for pd in td.partitions:
             r = pd.records
-            if r is not None and len(r) > 22 and r[22] & TRANSACTIONAL_BIT:
+            if r is not None and len(r) > 22 and r[22] & TRANSACTIONAL_BIT and td.name:
                 b = transactional_batch(td.name, pd.index, r)
                 if b is not None:  # too short for a header: the append refuses it
                     txn_batches.append(b)
@@ -211,7 +161,7 @@ async def handle(ctx: RequestContext, _request: Any) -> Any:
             return _error_response(ctx, request, ErrorCode.transactional_id_authorization_failed)
     allowed = None  # with an authorizer: the topics the request may write
     if broker.authorizer is not None:
-        allowed = authorized_names(ctx, WRITE, TOPIC, (td.name for td in request.topics))
+        allowed = authorized_names(ctx, WRITE, TOPIC, (td.name for td in request.topics if td.name))
         txn_batches = [b for b in txn_batches if b.topic in allowed]
     if txn_batches:
         if len({(b.producer_id, b.producer_epoch) for b in txn_batches}) > 1:
@@ -220,52 +170,53 @@ async def handle(ctx: RequestContext, _request: Any) -> Any:
             guards, refused = await verify_produce(
                 broker, request.transactional_id, txn_batches, ctx.version
             )
-    now = time.time_ns() // 1_000_000
+    now = clock.now_ms()
     failed = False
-    appended = []  # (topic, partition) of each successful append
     results = []
-    pending = []
+    writes: list[Any] = []  # the write marks of the successful appends, in order
     for td in request.topics:
         for pd in td.partitions:
-            if allowed is not None and td.name not in allowed:
-                res = (ErrorCode.topic_authorization_failed, -1, -1, -1, None, -1)
+            if by_id and not td.name:
+                res = (ErrorCode.unknown_topic_id, -1, -1, -1, None, None)
+            elif allowed is not None and td.name not in allowed:
+                res = (ErrorCode.topic_authorization_failed, -1, -1, -1, None, None)
             elif acks not in VALID_ACKS:
-                res = (ErrorCode.invalid_required_acks, -1, -1, -1, None, -1)
+                res = (ErrorCode.invalid_required_acks, -1, -1, -1, None, None)
             elif refused and (td.name, pd.index) in refused:
                 err, msg = refused[(td.name, pd.index)]
-                res = (err, -1, -1, -1, msg, -1)
+                res = (err, -1, -1, -1, msg, None)
             else:
                 guard = guards.get((td.name, pd.index)) if guards else None
                 res = _append(broker, td.name, pd.index, pd.records, now, acks, guard)
             if res[0] != ErrorCode.none:
                 failed = True
             else:
-                appended.append((td.name, pd.index))
-                if acks == -1 and broker.replicas is not None:
-                    rp = broker.replicas.leader_partition(td.name, pd.index)
-                    epoch = rp.leader_epoch if rp is not None else -1
-                    pending.append((td.name, pd.index, epoch, res[5]))
+                writes.append(res[5])
             results.append(res)
-    for key in appended:  # wake the fetches waiting on these partitions
-        broker.appended.notify(key)
     # the records are in the log: the frame's request memory is free (Kafka releases a produce
     # request's buffer before it waits in purgatory), so acks=all waits hold none of it
     broker.request_memory.release(ctx.frame)
-    late = await _flush_if_due(broker, request.topics, results, now) if appended else {}
-    pending = [p for p in pending if (p[0], p[1]) not in late]
-    if pending:
-        late.update(await _await_replication(broker, pending, request.timeout_ms / 1000))
+    late = {}
+    if writes:  # flush when due; acks=all: one wait for the ISR over all the partitions
+        done = await complete_writes(
+            broker, writes, request.timeout_ms / 1000, acks_all=acks == -1, now=now
+        )
+        late = {
+            (w.topic, w.partition): err
+            for w, err in zip(writes, done, strict=True)
+            if err != ErrorCode.none
+        }
     it = iter(results)
     topics = []
     for td in request.topics:
         parts = []
         for pd in td.partitions:
-            err, base, append_time, start, msg, _last = next(it)
+            err, base, append_time, start, msg, _mark = next(it)
             if (td.name, pd.index) in late:
                 err, msg = late[(td.name, pd.index)], None
                 failed = True
             parts.append(PartitionResponse(pd.index, err, base, append_time, start, msg))
-        topics.append((td.name, parts))
+        topics.append((td.topic_id if by_id else td.name, parts))
     throttle = 0
     if broker.client_quotas.enabled:
         throttle = broker.client_quotas.produce_throttle(ctx, len(ctx.frame), acks)
@@ -278,8 +229,12 @@ async def handle(ctx: RequestContext, _request: Any) -> Any:
 
 def _error_response(ctx, request, code: ErrorCode):
     """The same error for every partition (Kafka's getErrorResponse)."""
+    by_id = ctx.version >= TOPIC_IDS_FROM
     topics = [
-        (td.name, [PartitionResponse(pd.index, code) for pd in td.partitions])
+        (
+            td.topic_id if by_id else td.name,
+            [PartitionResponse(pd.index, code) for pd in td.partitions],
+        )
         for td in request.topics
     ]
     if request.acks == 0:

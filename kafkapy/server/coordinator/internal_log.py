@@ -8,10 +8,11 @@ partition back for loading.
 
 ``InternalTopicLog(broker, topic)`` appends the records of one call as one batch (optionally a
 transactional batch of a producer, as transactional offset commits are) to a partition this
-broker leads, and returns a ``WriteMark`` (the leader epoch and the offset after the batch).
-``replicated(partition, mark, timeout)`` waits until the high watermark passes the mark
-(ZooKeeper mode; immediate with the embedded store, where the one replica is the ISR). Refusals
-before the append raise ``InternalAppendError`` with Kafka's produce error:
+broker leads, through the one leader write path (server/replication/partition.py), and returns its
+``WriteMark`` (the leader epoch and the offset after the batch). ``replicated(mark, timeout)``
+flushes when due and waits until the high watermark passes the mark (ZooKeeper mode; immediate
+with the embedded store, where the one replica is the ISR). Refusals before the append raise
+``InternalAppendError`` with Kafka's produce error:
 NOT_LEADER_OR_FOLLOWER when the partition is not led here, NOT_ENOUGH_REPLICAS while its ISR is
 below the topic's min.insync.replicas. Callers map these (and REQUEST_TIMED_OUT,
 NOT_ENOUGH_REPLICAS_AFTER_APPEND after the append) to the coordinator errors clients expect.
@@ -20,7 +21,6 @@ NOT_ENOUGH_REPLICAS_AFTER_APPEND after the append) to the coordinator errors cli
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kafkapy.metadata.errors import TopicExistsError
@@ -39,7 +39,7 @@ from kafkapy.protocol.record_batch import (
 from kafkapy.storage.errors import StorageError
 from kafkapy.storage.log import PartitionLog
 
-from ..log_manager.log_flusher import flush_if_due
+from ..replication.partition import Partition, WriteMark, complete_writes
 from ..topics import TopicError
 
 if TYPE_CHECKING:
@@ -122,12 +122,6 @@ def create_internal_topic(
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class WriteMark:
-    leader_epoch: int
-    end_offset: int  # the offset after the written batch
-
-
 class InternalAppendError(Exception):
     """An internal-topic write refused, with a produce error code."""
 
@@ -141,20 +135,20 @@ class InternalTopicLog:
         self.broker = broker
         self.topic = topic
 
+    def _leader(self, partition: int) -> Partition | None:
+        """The partition if this broker leads it (embedded mode: the partition state names
+        this broker as its leader)."""
+        part = Partition.for_write(self.broker, self.topic, partition)
+        if isinstance(part, ErrorCode):
+            return None
+        if part.replica is None and part.leader != self.broker.broker_id:
+            return None
+        return part
+
     def leader_epoch(self, partition: int) -> int | None:
         """This broker's leader epoch for ``partition``; None if it does not lead it."""
-        topics = self.broker.topics
-        if topics.log(self.topic, partition) is None:
-            return None
-        replicas = self.broker.replicas
-        if replicas is not None:
-            rp = replicas.leader_partition(self.topic, partition)
-            return None if rp is None else rp.leader_epoch
-        info = topics.get(self.topic)
-        state = info.states.get(partition) if info is not None else None
-        if state is None or state.leader != self.broker.broker_id:
-            return None
-        return state.leader_epoch
+        part = self._leader(partition)
+        return None if part is None else part.leader_epoch
 
     def append(
         self,
@@ -167,20 +161,14 @@ class InternalTopicLog:
         transactional: bool = False,
         verification_guard: object | None = None,
     ) -> WriteMark:
-        tp = f"{self.topic}-{partition}"
-        epoch = self.leader_epoch(partition)
-        plog = self.broker.topics.log(self.topic, partition)
-        if epoch is None or plog is None:
-            raise InternalAppendError(ErrorCode.not_leader_or_follower, f"not the leader of {tp}")
-        replicas = self.broker.replicas
-        if replicas is not None:
-            rp = replicas.leader_partition(self.topic, partition)
-            min_isr = replicas.min_isr(self.topic)
-            if rp is not None and len(rp.isr) < min_isr:
-                raise InternalAppendError(
-                    ErrorCode.not_enough_replicas,
-                    f"ISR {rp.isr} of {tp} is below min.insync.replicas {min_isr}",
-                )
+        part = self._leader(partition)
+        if part is None:
+            raise InternalAppendError(
+                ErrorCode.not_leader_or_follower, f"not the leader of {self.topic}-{partition}"
+            )
+        refusal = part.min_isr_refusal()
+        if refusal is not None:
+            raise InternalAppendError(ErrorCode.not_enough_replicas, refusal)
         batch = encode_batch(
             [Record(0, now_ms, k, v) for k, v in records],
             producer_id=producer_id,
@@ -189,33 +177,19 @@ class InternalTopicLog:
             is_transactional=transactional,
         )
         try:
-            res = plog.append_as_leader(
+            res = part.append_records(
                 batch,
-                leader_epoch=epoch,
-                now_ms=now_ms,
+                now_ms,
                 verification_guard=verification_guard,
                 coordinator=producer_id >= 0,
             )
         except (StorageError, RecordBatchError) as e:
             raise InternalAppendError(e.error_code, str(e)) from None
-        if replicas is not None:
-            replicas.after_leader_append(self.topic, partition)
-        self.broker.appended.notify((self.topic, partition))
-        return WriteMark(epoch, res.last_offset + 1)
+        return part.mark(res.last_offset)
 
-    async def replicated(self, partition: int, mark: WriteMark, timeout_s: float) -> ErrorCode:
+    async def replicated(self, mark: WriteMark, timeout_s: float) -> ErrorCode:
         """ErrorCode.none once the write is flushed when the log.flush.* settings say so (off
         the event loop) and the ISR has everything up to ``mark``; else the produce error
         (KAFKA_STORAGE_ERROR, REQUEST_TIMED_OUT, NOT_LEADER_OR_FOLLOWER,
         NOT_ENOUGH_REPLICAS_AFTER_APPEND)."""
-        try:
-            await flush_if_due(self.broker.topics.log(self.topic, partition))
-        except StorageError as e:
-            return ErrorCode(e.error_code)
-        replicas = self.broker.replicas
-        if replicas is None:
-            return ErrorCode.none
-        err = await replicas.await_replication(
-            self.topic, partition, mark.leader_epoch, mark.end_offset, timeout_s
-        )
-        return ErrorCode(err)
+        return (await complete_writes(self.broker, [mark], timeout_s))[0]

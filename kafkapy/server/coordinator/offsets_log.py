@@ -2,11 +2,12 @@
 
 ``ConsumerOffsetsLog`` implements the coordinator's ``OffsetsLog`` on the broker's partition logs:
 
-- append (server/coordinator/internal_log.py): the records of one call are one batch on the
-  __consumer_offsets partition of the group, appended before the coordinator changes its state
-  or answers (so acknowledged commits are on the log: they survive kill -9; fsync follows the
-  broker's log.flush.* settings, as in Kafka, and runs in a worker thread before the answer:
-  ``replicated``);
+- append (server/coordinator/internal_log.py, through the one leader write path:
+server/replication/partition.py): the
+  records of one call are one batch on the __consumer_offsets partition of the group, appended
+  before the coordinator changes its state or answers (so acknowledged commits are on the log:
+  they survive kill -9; fsync follows the broker's log.flush.* settings, as in Kafka, and runs
+  in a worker thread before the answer: ``replicated``);
 - replication (ZooKeeper mode): writes are acks=all, as Kafka's coordinator makes them. Only the
   partition's leader appends (else NOT_COORDINATOR), not while its ISR is smaller than
   min.insync.replicas of __consumer_offsets (COORDINATOR_NOT_AVAILABLE); and ``replicated``
@@ -29,10 +30,9 @@ from kafkapy.coordinator.group.state import append_error_to_response_error
 from kafkapy.coordinator.group.txn_store import TxnAppend
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
-from kafkapy.storage.errors import StorageError
 from kafkapy.storage.log import PartitionLog
 
-from ..log_manager.log_flusher import flush_if_due
+from ..replication.partition import WriteMark, await_replication, flush_when_due
 from .internal_log import InternalTopicLog, read_log_records
 
 if TYPE_CHECKING:
@@ -47,8 +47,8 @@ class ConsumerOffsetsLog:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
         self._log = InternalTopicLog(broker, OFFSETS_TOPIC)
-        # partition -> (leader epoch, offset after the last record written or loaded there)
-        self._written: dict[int, tuple[int, int]] = {}
+        # partition -> what was last written or loaded there (its epoch and end offset)
+        self._written: dict[int, WriteMark] = {}
 
     def append(
         self,
@@ -70,7 +70,7 @@ class ConsumerOffsetsLog:
                 transactional=True,
                 verification_guard=txn.verification_guard,
             )
-        self._written[partition] = (mark.leader_epoch, mark.end_offset)
+        self._written[partition] = mark
 
     def forget(self, partitions: Iterable[int]) -> None:
         """Leadership of these partitions moved: what was written there no longer counts."""
@@ -84,31 +84,29 @@ class ConsumerOffsetsLog:
             return
         rp = replicas.leader_partition(OFFSETS_TOPIC, partition)
         if rp is not None and plog.log_end_offset > plog.high_watermark:
-            self._written[partition] = (rp.leader_epoch, plog.log_end_offset)
+            self._written[partition] = WriteMark(
+                OFFSETS_TOPIC, partition, rp.leader_epoch, plog.log_end_offset
+            )
 
     async def replicated(self, partition: int, group_id: str) -> ErrorCode:
         """Wait until everything written to (or loaded from) ``partition`` is replicated to the
         ISR; ErrorCode.none, or the error to answer instead (Kafka's mapping). Immediate without
         replication (embedded mode: the one replica is the ISR)."""
-        try:  # flush.messages / flush.ms of __consumer_offsets, off the event loop
-            await flush_if_due(self.broker.topics.log(OFFSETS_TOPIC, partition))
-        except StorageError as e:
-            return ErrorCode(append_error_to_response_error(e.error_code))
-        replicas = self.broker.replicas
-        if replicas is None:
-            return ErrorCode.none
+        # flush.messages / flush.ms of __consumer_offsets, off the event loop
+        (err,) = await flush_when_due(self.broker, [WriteMark(OFFSETS_TOPIC, partition, -1, -1)])
+        if err:
+            return ErrorCode(append_error_to_response_error(err))
         mark = self._written.get(partition)
-        if mark is None:
+        if self.broker.replicas is None or mark is None:
             return ErrorCode.none
-        epoch, required = mark
         timeout = self.broker.config.offsets_commit_timeout_ms / 1000
-        err = await replicas.await_replication(OFFSETS_TOPIC, partition, epoch, required, timeout)
+        (err,) = await await_replication(self.broker, [mark], timeout)
         if err:
             log.warning(
                 "write to %s-%d (up to offset %d) for group=%s not replicated: %s",
                 OFFSETS_TOPIC,
                 partition,
-                required,
+                mark.end_offset,
                 group_id,
                 ErrorCode(err).name,
             )

@@ -7,7 +7,9 @@ with acks=all semantics, within ``request.timeout.ms``), and, for a ``__consumer
 partition, tell the group coordinator so that offsets committed in the transaction are applied
 (commit) or dropped (abort) — the **group hook**
 ``broker.groups.on_txn_marker(partition, producer_id, committed)``, called only when that
-partition's marker is replicated and when the group service provides it.
+partition's marker is replicated and when the group service provides it. Each marker goes
+through the one leader write path (server/replication/partition.py), flushed when flush.messages /
+flush.ms say so, as Kafka's log append does.
 
 Per partition errors, as Kafka's: UNKNOWN_TOPIC_OR_PARTITION (no such partition here),
 NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS (ISR below min.insync.replicas),
@@ -23,14 +25,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-import trio
-
 from kafkapy.clock import now_ms
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.record_batch import RecordBatchError
 from kafkapy.storage.errors import StorageError
 
-from ..partition_lookup import lookup
+from ..replication.partition import Partition, WriteMark, complete_writes
 
 log = logging.getLogger("kafkapy.txn_markers")
 
@@ -51,31 +51,27 @@ class TxnMarker:
 
 
 def _append_marker(broker, marker: TxnMarker, tp: TopicPartition, now_ms: int):
-    """Append one marker; returns (error, leader epoch, last offset)."""
+    """Append one marker through the partition's write path; returns (error, write mark)."""
     topic, partition = tp
     if broker.topics.log(topic, partition) is None:  # no replica here (Kafka's getMagic)
-        return ErrorCode.unknown_topic_or_partition, -1, -1
+        return ErrorCode.unknown_topic_or_partition, None
     if marker.producer_id < 0:
         # Kafka cannot build the marker ("End transaction marker requires a valid
         # producerId") and answers the request with UNKNOWN_SERVER_ERROR
-        return ErrorCode.unknown_server_error, -1, -1
-    ref = lookup(broker, topic, partition)
-    if ref.error != ErrorCode.none:
-        return ref.error, -1, -1
-    replicas = broker.replicas
-    if replicas is not None:
-        rp = replicas.leader_partition(topic, partition)
-        if rp is not None and len(rp.isr) < replicas.min_isr(topic):
-            return ErrorCode.not_enough_replicas, -1, -1
+        return ErrorCode.unknown_server_error, None
+    part = Partition.for_write(broker, topic, partition, refuse_offline=True)
+    if isinstance(part, ErrorCode):
+        return part, None
+    if part.min_isr_refusal() is not None:
+        return ErrorCode.not_enough_replicas, None
     try:
-        res = ref.log.append_end_txn_marker(
+        res = part.append_marker(
             marker.producer_id,
             marker.producer_epoch,
             marker.coordinator_epoch,
             marker.committed,
+            now_ms,
             transaction_version=marker.transaction_version,
-            leader_epoch=ref.leader_epoch,
-            now_ms=now_ms,
         )
     except (StorageError, RecordBatchError) as e:
         log.info(
@@ -85,10 +81,8 @@ def _append_marker(broker, marker: TxnMarker, tp: TopicPartition, now_ms: int):
             marker.producer_id,
             e,
         )
-        return ErrorCode(e.error_code), -1, -1
-    if replicas is not None:
-        replicas.after_leader_append(topic, partition)
-    return ErrorCode.none, ref.leader_epoch, res.last_offset
+        return ErrorCode(e.error_code), None
+    return ErrorCode.none, part.mark(res.last_offset)
 
 
 async def write_txn_markers(
@@ -98,26 +92,22 @@ async def write_txn_markers(
     in order."""
     now = now_ms()
     results: list[dict[TopicPartition, ErrorCode]] = []
-    pending: list[tuple[int, TopicPartition, int, int]] = []  # (marker index, tp, epoch, last)
+    pending: list[tuple[int, TopicPartition]] = []  # (marker index, tp) of each write
+    writes: list[WriteMark] = []
     for i, marker in enumerate(markers):
         errors: dict[TopicPartition, ErrorCode] = {}
         for tp in marker.partitions:
-            err, epoch, last = _append_marker(broker, marker, tp, now)
+            err, mark = _append_marker(broker, marker, tp, now)
             errors[tp] = err
-            if err == ErrorCode.none:
-                pending.append((i, tp, epoch, last))
+            if mark is not None:
+                pending.append((i, tp))
+                writes.append(mark)
         results.append(errors)
-    for _i, tp, _epoch, _last in pending:  # a marker moves the partition's LSO: wake fetches
-        broker.appended.notify(tp)
-    replicas = broker.replicas
-    if replicas is not None:
-        # one deadline for all: the waits overlap (each returns once its partition is done)
-        deadline = trio.current_time() + broker.config.request_timeout_ms / 1000
-        for i, (topic, partition), epoch, last in pending:
-            left = max(deadline - trio.current_time(), 0.0)
-            err = await replicas.await_replication(topic, partition, epoch, last + 1, left)
+    if writes:  # flush when due, then one wait for the ISR over all the partitions
+        done = await complete_writes(broker, writes, broker.config.request_timeout_ms / 1000)
+        for (i, tp), err in zip(pending, done, strict=True):
             if err != ErrorCode.none:
-                results[i][(topic, partition)] = ErrorCode(err)
+                results[i][tp] = ErrorCode(err)
     _notify_groups(broker, markers, results)
     return results
 

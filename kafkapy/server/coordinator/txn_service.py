@@ -237,7 +237,7 @@ class TxnService:
         except Exception:
             log.exception("cannot append to %s-%d", TXN_TOPIC, partition)
             return ErrorCode.unknown_server_error
-        return await self.log.replicated(partition, mark, timeout_ms / 1000)
+        return await self.log.replicated(mark, timeout_ms / 1000)
 
     # -- the APIs' steps ------------------------------------------------------------------------
     async def init_producer_id(

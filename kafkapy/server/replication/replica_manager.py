@@ -1,5 +1,9 @@
-"""Replication and the controller on a broker in ZooKeeper mode (Kafka's ReplicaManager plus the
-controller's event loop), the trio side of kafkapy.replication.
+"""Replication on a broker in ZooKeeper mode (Kafka's ReplicaManager), the trio side of
+kafkapy.replication: the partitions' states from ZooKeeper, leader and follower transitions,
+followers' progress and the high watermark. Its jobs beside it: the controller's event loop
+(server/replication/controller_loop.py, fed by the watch events received here), the ISR writes and
+the ISR-expiration task (server/replication/zk_isr_manager.py), the fetchers of followed partitions
+(server/replication/replica_fetcher.py) and the leader write path (server/replication/partition.py).
 
 How a broker learns about leadership: instead of Kafka's LeaderAndIsr / UpdateMetadata requests,
 every broker keeps persistent ZooKeeper watches on /brokers/ids, /brokers/topics, each
@@ -11,14 +15,15 @@ in-memory state is changed on the trio thread.
 Leader duties: track followers' fetch offsets, advance the high watermark (min log end offset of
 the ISR; it wakes acks=all producers and long-polling consumers), shrink the ISR after
 replica.lag.time.max.ms and expand it when a follower caught up — written by the leader to the
-state znode with a conditional write (ZooKeeper-era Kafka). Follower duties: LeaderFetcher tasks.
+state znode with a conditional write (ZooKeeper-era Kafka: server/replication/zk_isr_manager.py).
+Follower duties: LeaderFetcher tasks.
 The high watermarks are checkpointed to replication-offset-checkpoint in each log dir.
 
-Waiting for replication (Kafka's DelayedProduce for acks=all, used by the group coordinator's
-__consumer_offsets writes): ``await_replication`` waits on append/high-watermark events until the
-high watermark passes the written offset, then answers NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND if
-the ISR shrank below min.insync.replicas meanwhile, NOT_LEADER_OR_FOLLOWER if the leadership (its
-epoch) moved, REQUEST_TIMED_OUT at the deadline.
+Writes as the leader (Produce, transaction markers, the coordinators' internal topics) and
+their wait for the ISR (acks=all, Kafka's DelayedProduce) are the partition's write path,
+server/replication/partition.py, which asks this manager for the partition led here
+(``leader_partition``), min.insync.replicas (``min_isr``) and to move the high watermark
+(``advance_hw``).
 
 A partition whose assignment no longer names this broker (reassigned away) is stopped and its
 log deleted; the controller's topic duties (new partitions' states, reassignments) are in
@@ -26,8 +31,8 @@ kafkapy.replication.topic_controller.
 
 Log directory failures (server/log_manager/log_dir_failures.py calls ``on_log_dir_failure``): the
 offline partitions stop being fetched and followed; the broker posts a /log_dir_event_notification
-and the controller (here, ``_controller_loop``) moves their leadership away and takes this broker
-out of their ISRs.
+and the controller (server/replication/controller_loop.py) moves their leadership away and takes
+this broker out of their ISRs.
 
 Controlled shutdown: the broker resigns the controller role, removes its registration (the
 controller then moves its leaderships away) and waits until it leads nothing that another in-sync
@@ -38,61 +43,33 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
+from kafkapy import clock
 from kafkapy.metadata import znodes as zn
-from kafkapy.metadata.errors import BadVersionError, NoNodeError, StoreError
+from kafkapy.metadata.errors import StoreError
 from kafkapy.metadata.models import BrokerInfo, PartitionState, TopicInfo
 from kafkapy.metadata.names import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from kafkapy.protocol.errors import ErrorCode
-from kafkapy.replication.controller import Controller, NotControllerError
 from kafkapy.replication.partition import PartitionReplica
-from kafkapy.replication.topic_controller import TopicChanges, on_topics_change
 from kafkapy.storage.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
     read_offset_checkpoint,
     write_offset_checkpoint,
 )
 
+from .controller_loop import ControllerLoop
 from .replica_fetcher import LeaderFetcher
+from .zk_isr_manager import ZkIsrManager
 
 if TYPE_CHECKING:
+    from kafkapy.metadata.zookeeper import ZooKeeperStore
+
     from ..broker import Broker
 
 log = logging.getLogger("kafkapy.replica_manager")
-
-
-def _raw(broker: Broker, key: str, default: str) -> str:
-    raw = broker.config.raw or {}
-    got = broker.dynamic_configs.get(key) or raw.get(key)
-    return str(got) if got is not None else default
-
-
-def _bool(v: str) -> bool:
-    return str(v).strip().lower() == "true"
-
-
-def replication_outcome(
-    leader_epoch: int | None,
-    isr_size: int,
-    high_watermark: int,
-    epoch: int,
-    required_offset: int,
-    min_isr: int,
-) -> ErrorCode | None:
-    """Kafka's checkEnoughReplicasReachOffset for a write made under ``epoch`` that needs the
-    high watermark at ``required_offset`` (its last offset + 1); None while it must wait.
-    ``leader_epoch`` is this broker's current epoch as leader (None: not the leader)."""
-    if leader_epoch is None or leader_epoch != epoch:
-        return ErrorCode.not_leader_or_follower
-    if high_watermark >= required_offset:
-        if isr_size < min_isr:
-            return ErrorCode.not_enough_replicas_after_append
-        return ErrorCode.none
-    return None
 
 
 class ReplicaManager:
@@ -100,38 +77,27 @@ class ReplicaManager:
         self.broker = broker
         self.me = broker.broker_id
         self.cluster = broker.cluster
-        self.store = broker.store
+        # the replica manager runs in ZooKeeper mode only: its store is ZooKeeper's
+        self.store = cast("ZooKeeperStore", broker.store)
         self.partitions: dict[tuple[str, int], PartitionReplica] = {}
         self.live: dict[int, BrokerInfo] = {}
         self.fetchers: dict[int, LeaderFetcher] = {}
-        self.controller = Controller(broker.cluster, self.me, self._unclean_for)
-        self.controller_lock = trio.Lock()
         self.shutting_down = False
         self.offline: set[tuple[str, int]] = set()  # partitions on a failed log directory
         self._lock = threading.Lock()
+        self.controller_loop = ControllerLoop(broker, self._lock)
+        self.isr_manager = ZkIsrManager(self)
         self._dirty_topics: set[str] = set()
         self._dirty_all = True
         self._dirty_brokers = True
-        self._dirty_controller = True
-        self._dirty_deletions = True
-        self._dirty_log_dirs = True
-        self._session_lost = False
         self._token: trio.lowlevel.TrioToken | None = None
         self._wake = trio.Event()
-        self._controller_wake = trio.Event()
         self._topic_watches: dict[str, list[int]] = {}
         self._global_watches: list[int] = []
         self._nursery: trio.Nursery | None = None
         self.lag_ms = int(broker.config.replica_lag_time_max_ms)
-        self._topic_changes = TopicChanges()  # for the controller (topic_controller)
 
     # -- config ---------------------------------------------------------------------------------
-    def _unclean_for(self, topic: str) -> bool:
-        info = self.broker.topics.get(topic) if self.broker.topics else None
-        if info is not None and "unclean.leader.election.enable" in info.configs:
-            return _bool(info.configs["unclean.leader.election.enable"])
-        return bool(self.broker.config.unclean_leader_election_enable)
-
     def min_isr(self, topic: str) -> int:
         info = self.broker.topics.get(topic)
         if info is not None and "min.insync.replicas" in info.configs:
@@ -140,7 +106,7 @@ class ReplicaManager:
 
     @staticmethod
     def now_ms() -> int:
-        return time.time_ns() // 1_000_000
+        return clock.now_ms()
 
     # -- startup (synchronous) -----------------------------------------------------------------
     def start(self) -> None:
@@ -161,8 +127,8 @@ class ReplicaManager:
         ):
             self._global_watches.append(self.store.add_watch(path, self._on_event))
         try:
-            if self.controller.try_elect():
-                self.broker.controller_epoch = self.controller.epoch
+            if self.controller_loop.controller.try_elect():
+                self.broker.controller_epoch = self.controller_loop.controller.epoch
         except StoreError as e:
             log.warning("controller election failed, retrying later: %s", e)
         self.store.on_session_lost(self._on_session_lost)
@@ -208,20 +174,21 @@ class ReplicaManager:
         path = event.path
         with self._lock:
             if path == zn.BROKER_IDS.path():
-                self._dirty_brokers = self._ctrl_brokers_dirty = True
+                self._dirty_brokers = self.controller_loop.brokers_changed = True
             elif path == zn.TOPICS.path():
-                self._dirty_all = self._topic_changes.listed = True
+                self._dirty_all = self.controller_loop.topic_changes.listed = True
             elif path == zn.CONTROLLER.path():
-                self._dirty_controller = True
+                self.controller_loop.controller_changed = True
             elif path == zn.DELETE_TOPICS.path():
-                self._dirty_deletions = True
+                self.controller_loop.deletions = True
             elif path == zn.LOG_DIR_EVENT_NOTIFICATIONS.path():
-                self._dirty_log_dirs = True
+                self.controller_loop.log_dirs = True
             else:
                 prefix = zn.TOPICS.path() + "/"
                 if path.startswith(prefix):
-                    self._dirty_topics.add(path[len(prefix) :].split("/", 1)[0])
-                    self._topic_changes.names.add(path[len(prefix) :].split("/", 1)[0])
+                    topic = path[len(prefix) :].split("/", 1)[0]
+                    self._dirty_topics.add(topic)
+                    self.controller_loop.topic_changes.names.add(topic)
         self._poke()
 
     def _poke(self) -> None:
@@ -234,13 +201,17 @@ class ReplicaManager:
 
     def _wake_all(self) -> None:
         self._wake.set()
-        self._controller_wake.set()
+        self.controller_loop.wake.set()
+
+    def topic_changed(self, topic: str) -> None:
+        """Read ``topic`` again (an ISR write lost a race: server/replication/zk_isr_manager.py)."""
+        with self._lock:
+            self._dirty_topics.add(topic)
+        self._wake.set()
 
     def _on_session_lost(self) -> None:
         log.warning("ZooKeeper session of broker %d expired", self.me)
-        with self._lock:
-            self._session_lost = True
-        self.controller.active = False
+        self.controller_loop.controller.active = False
         self._poke()
 
     def _on_reconnected(self, new_session: bool) -> None:
@@ -252,10 +223,10 @@ class ReplicaManager:
             except Exception as e:
                 log.error("re-registering broker %d failed: %s", self.me, e)
         with self._lock:
-            self._dirty_all = self._dirty_brokers = self._dirty_controller = True
-            self._dirty_deletions = self._ctrl_brokers_dirty = True
+            self._dirty_all = self._dirty_brokers = True
+            c = self.controller_loop
+            c.controller_changed = c.deletions = c.brokers_changed = c.topic_changes.full = True
             self._dirty_topics.update(self._topic_watches)
-            self._topic_changes.full = True
         self._poke()
 
     # -- the tasks ------------------------------------------------------------------------------
@@ -267,8 +238,8 @@ class ReplicaManager:
                 if not rp.is_leader and rp.leader >= 0:
                     self._follow(tp, rp.leader)
             nursery.start_soon(self._sync_loop)
-            nursery.start_soon(self._controller_loop)
-            nursery.start_soon(self._isr_loop)
+            nursery.start_soon(self.controller_loop.run)
+            nursery.start_soon(self.isr_manager.shrink_loop)
             nursery.start_soon(self._checkpoint_loop)
             task_status.started()
             self._wake_all()
@@ -443,38 +414,6 @@ class ReplicaManager:
             plog.high_watermark = new
             self.broker.appended.notify((rp.topic, rp.partition))
 
-    def after_leader_append(self, topic: str, p: int) -> None:
-        rp = self.leader_partition(topic, p)
-        plog = self.broker.logs.get_log(topic, p)
-        if rp is not None and plog is not None:
-            self.advance_hw(rp, plog)
-
-    async def await_replication(
-        self, topic: str, p: int, epoch: int, required_offset: int, timeout_s: float
-    ) -> ErrorCode:
-        """Wait (on events, never polling) until the high watermark of a partition led here
-        under ``epoch`` reaches ``required_offset``; see ``replication_outcome``."""
-        deadline = trio.current_time() + max(timeout_s, 0.0)
-        while True:
-            watch = self.broker.appended.watch([(topic, p)])  # armed before the check
-            rp = self.leader_partition(topic, p)
-            plog = self.broker.logs.get_log(topic, p)
-            got = replication_outcome(
-                rp.leader_epoch if rp is not None and plog is not None else None,
-                len(rp.isr) if rp is not None else 0,
-                plog.high_watermark if plog is not None else -1,
-                epoch,
-                required_offset,
-                self.min_isr(topic),
-            )
-            if got is not None:
-                watch.close()
-                return got
-            if trio.current_time() >= deadline:
-                watch.close()
-                return ErrorCode.request_timed_out
-            await watch.wait(deadline)
-
     def on_replica_fetch(self, replica_id: int, topic: str, p: int, fetch_offset: int) -> int:
         """A follower fetched: record its log end offset; returns an error code."""
         rp = self.leader_partition(topic, p)
@@ -487,62 +426,8 @@ class ReplicaManager:
         self.advance_hw(rp, plog)
         expand = rp.isr_to_expand(plog.high_watermark, self.live)
         if expand is not None:
-            self._change_isr(rp, expand)
+            self.isr_manager.submit(rp, expand)
         return ErrorCode.none
-
-    def _change_isr(self, rp: PartitionReplica, isr: list[int]) -> None:
-        if self._nursery is None or rp.isr_change_pending:
-            return
-        rp.isr_change_pending = True
-        self._nursery.start_soon(self._write_isr, rp, isr)
-
-    async def _write_isr(self, rp: PartitionReplica, isr: list[int]) -> None:
-        epoch, version = rp.leader_epoch, rp.zk_version
-        state = PartitionState(
-            leader=self.me,
-            leader_epoch=epoch,
-            isr=list(isr),
-            controller_epoch=rp.controller_epoch,
-        )
-        try:
-            new = await trio.to_thread.run_sync(
-                self.cluster.update_partition_state, rp.topic, rp.partition, state, version
-            )
-        except (BadVersionError, NoNodeError):
-            log.info("%s-%d: ISR update to %s lost a race; re-reading", rp.topic, rp.partition, isr)
-            rp.isr_change_pending = False
-            with self._lock:
-                self._dirty_topics.add(rp.topic)
-            self._wake.set()
-            return
-        except StoreError as e:
-            log.warning("%s-%d: ISR update failed: %s", rp.topic, rp.partition, e)
-            rp.isr_change_pending = False
-            return
-        if rp.leader_epoch == epoch and rp.is_leader:
-            log.info("%s-%d: ISR %s -> %s", rp.topic, rp.partition, rp.isr, isr)
-            rp.isr_written(isr, new.zk_version)
-            plog = self.broker.logs.get_log(rp.topic, rp.partition)
-            if plog is not None:
-                self.advance_hw(rp, plog)
-        else:
-            rp.isr_change_pending = False
-        self.broker.appended.notify((rp.topic, rp.partition))
-
-    async def _isr_loop(self) -> None:
-        interval = max(self.lag_ms / 2000, 0.05)
-        while True:
-            await trio.sleep(interval)
-            now = self.now_ms()
-            for (topic, p), rp in list(self.partitions.items()):
-                if not rp.is_leader:
-                    continue
-                plog = self.broker.logs.get_log(topic, p)
-                if plog is None or plog.offline:
-                    continue
-                shrink = rp.isr_to_shrink(now, self.lag_ms, plog.log_end_offset)
-                if shrink is not None:
-                    self._change_isr(rp, shrink)
 
     # -- high-watermark checkpoints --------------------------------------------------------------
     def checkpoint_hw(self) -> None:
@@ -572,81 +457,12 @@ class ReplicaManager:
             except OSError as e:
                 log.warning("replication-offset-checkpoint failed: %s", e)
 
-    # -- the controller --------------------------------------------------------------------------
-    async def _controller_loop(self) -> None:
-        rebalance = _bool(_raw(self.broker, "auto.leader.rebalance.enable", "true"))
-        interval = float(_raw(self.broker, "leader.imbalance.check.interval.seconds", "300"))
-        threshold = int(_raw(self.broker, "leader.imbalance.per.broker.percentage", "10"))
-        next_rebalance = trio.current_time() + interval
-        while True:
-            with trio.move_on_at(next_rebalance if rebalance else float("inf")):
-                await self._controller_wake.wait()
-            self._controller_wake = trio.Event()
-            if self.shutting_down:
-                return
-            with self._lock:
-                ctrl, brokers = self._dirty_controller, self._dirty_brokers_ctrl()
-                deletions, log_dirs = self._dirty_deletions, self._dirty_log_dirs
-                self._dirty_controller = self._dirty_deletions = self._dirty_log_dirs = False
-                topics = self._topic_changes.take()
-                self._session_lost = False
-            try:
-                async with self.controller_lock:
-                    c = self.controller
-                    if c.active and ctrl:
-                        await trio.to_thread.run_sync(c.check_still_controller)
-                    if not c.active:
-                        if await trio.to_thread.run_sync(c.try_elect):
-                            self.broker.controller_epoch = c.epoch
-                            brokers = deletions = log_dirs = topics.full = True
-                    if c.active:
-                        if deletions:
-                            await trio.to_thread.run_sync(c.process_deletions)
-                        if log_dirs:
-                            await trio.to_thread.run_sync(c.process_log_dir_events)
-                        if brokers:
-                            await trio.to_thread.run_sync(c.on_brokers_change)
-                            topics.full = True
-                        if topics:
-                            await trio.to_thread.run_sync(on_topics_change, c, topics)
-                        if rebalance and trio.current_time() >= next_rebalance:
-                            await trio.to_thread.run_sync(c.rebalance, threshold)
-                if trio.current_time() >= next_rebalance:
-                    next_rebalance = trio.current_time() + interval
-            except NotControllerError:
-                self.controller.active = False
-                self._controller_wake.set()
-            except (StoreError, OSError) as e:
-                log.warning("controller step failed, retrying: %s", e)
-                with self._lock:
-                    self._dirty_controller = self._dirty_deletions = self._dirty_log_dirs = True
-                    self._ctrl_brokers_dirty = self._topic_changes.full = True
-                await trio.sleep(0.5)
-                self._controller_wake.set()
-
-    _ctrl_brokers_dirty = True
-
-    def _dirty_brokers_ctrl(self) -> bool:
-        # the controller has its own "brokers changed" flag: the sync loop clears the shared one
-        out = self._ctrl_brokers_dirty
-        self._ctrl_brokers_dirty = False
-        return out
-
-    async def elect_leaders(self, election_type: int, wanted: dict[str, list[int]] | None):
-        async with self.controller_lock:
-            if not self.controller.active:
-                raise NotControllerError()
-            return await trio.to_thread.run_sync(self.controller.elect, election_type, wanted)
-
     # -- controlled shutdown ---------------------------------------------------------------------
     async def controlled_shutdown(self, timeout: float = 15.0) -> None:
         """Resign, unregister, and wait for the leaderships to move away."""
         self.shutting_down = True
-        self._controller_wake.set()
         with trio.move_on_after(timeout):
-            async with self.controller_lock:
-                if self.controller.active:
-                    await trio.to_thread.run_sync(self.controller.resign)
+            await self.controller_loop.resign()
             await trio.to_thread.run_sync(self.cluster.unregister_broker, self.me)
             started, warned = trio.current_time(), False
             while True:

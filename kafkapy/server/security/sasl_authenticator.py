@@ -53,7 +53,7 @@ from kafkapy.security.sasl import (
 from kafkapy.security.scram import ScramServer
 from kafkapy.security.session import Session
 
-from ..apis.api_versions import valid_client_software
+from ..apis.api_versions import valid_client_software, valid_cluster_and_node
 from ..error_response import error_response
 from ..network.connection import PASS, decode_body
 from ..registry import REGISTRY
@@ -138,13 +138,15 @@ class Authenticator:
     def _versions_will_succeed(self, header: Any, frame: bytearray) -> bool:
         """Whether the ApiVersions handler answers this request without an error. A version
         not served (UNSUPPORTED_VERSION, in a v0 reply) or a client software name or version
-        that Kafka's pattern refuses (INVALID_REQUEST) leaves the stage waiting for ApiVersions
+        that Kafka's pattern refuses, or a v5 cluster id without a node id or the reverse
+        (INVALID_REQUEST), leaves the stage waiting for ApiVersions
         or SaslHandshake, as Kafka's SaslServerAuthenticator stays in HANDSHAKE_OR_VERSIONS:
         a client retries ApiVersions at the version the error reply names."""
         reg = REGISTRY.get(header.api_key)
         if reg is None or not reg.range.accepts(header.api_version):
             return False
-        return valid_client_software(decode_body(header, frame))
+        request = decode_body(header, frame)
+        return valid_client_software(request) and valid_cluster_and_node(request)
 
     def _unexpected_during_exchange(self, header: Any, frame: bytearray) -> None:
         """Another request where a SaslAuthenticate was due: Kafka answers it with its own

@@ -1,0 +1,66 @@
+"""Request/response schemas of Kafka 4.4 versions that the pinned kio release lacks.
+
+kio (the protocol data classes kafkapy decodes and encodes with) is generated from an Apache
+Kafka release older than 4.4. The versions 4.4 added to APIs kafkapy serves are declared here,
+one module per API version, as kio-style frozen dataclasses (same field metadata, so kio's
+readers and writers, the request bounds guard and the fuzz generator all work on them), and
+:func:`register` adds them to kio's schema index so ``kio.index.load_request_schema`` and
+``load_response_schema`` find them like kio's own
+(the modules do without ``from __future__ import annotations``: kio reads field types at run
+time). The layouts are those of Kafka 4.4's message
+definitions (clients/src/main/resources/common/message/*.json):
+
+* ApiVersions v5 (``api_versions_v5``): the request adds ``cluster_id`` (nullable) and
+  ``node_id``, which a client sets once it knows which broker it is talking to; the response is
+  v4's.
+* DeleteGroups v3 (``delete_groups_v3``): each group's result adds a nullable ``error_message``.
+
+A module is only registered for a version kio does not already know, so upgrading kio to a
+release with these versions makes the module dead code rather than a conflict.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any
+
+import kio.index
+import kio.schema.index
+from kio.static.constants import EntityType
+
+# kio API name -> version -> module holding the version's request and response classes
+EXTRA_SCHEMAS: dict[str, dict[int, tuple[str, str, str]]] = {
+    "api_versions": {
+        5: (__name__ + ".api_versions_v5", "ApiVersionsRequest", "ApiVersionsResponse"),
+    },
+    "delete_groups": {
+        3: (__name__ + ".delete_groups_v3", "DeleteGroupsRequest", "DeleteGroupsResponse"),
+    },
+}
+
+_registered = False
+
+
+def register() -> None:
+    """Add the extra versions to kio's schema index (idempotent)."""
+    global _registered
+    if _registered:
+        return
+    current = kio.schema.index.schema_name_map
+    merged: dict[str, Any] = dict(current)
+    for name, versions in EXTRA_SCHEMAS.items():
+        by_version: dict[int, Any] = dict(current[name])
+        for version, (module, request, response) in versions.items():
+            if version in by_version:  # kio knows it already
+                continue
+            by_version[version] = MappingProxyType(
+                {
+                    EntityType.request: f"{module}:{request}",
+                    EntityType.response: f"{module}:{response}",
+                }
+            )
+        merged[name] = MappingProxyType(by_version)
+    proxy = MappingProxyType(merged)
+    kio.schema.index.schema_name_map = proxy  # type: ignore[misc]
+    kio.index.schema_name_map = proxy  # type: ignore[misc]
+    _registered = True

@@ -1,0 +1,36 @@
+"""The feature table and UpdateFeatures' checks (kafkapy/server/features.py), in the order and
+words of Apache Kafka 4.4's FeatureControlManager."""
+
+from __future__ import annotations
+
+from kafkapy.server import features
+from kafkapy.server.features import SAFE_DOWNGRADE, UPGRADE, update_error
+
+
+def test_only_the_running_level_is_accepted() -> None:
+    assert update_error("group.version", 1, UPGRADE, 0) is None
+    assert update_error("kraft.version", 0, SAFE_DOWNGRADE, 0) is None
+    assert update_error("group.version", 0, SAFE_DOWNGRADE, 3) == (
+        "Invalid update version 0 for feature group.version. Local controller 3 only supports "
+        "versions 1-1")
+    assert update_error("transaction.version", 2, UPGRADE, 0) == (
+        "Invalid update version 2 for feature transaction.version. Local controller 0 only "
+        "supports versions 0-0")
+
+
+def test_refusals_in_kafkas_order() -> None:
+    assert update_error("no.such.version", 1, UPGRADE, 0) == (
+        "Invalid update version 1 for feature no.such.version. Local controller 0 does not "
+        "support this feature.")
+    assert update_error("group.version", -1, UPGRADE, 0) == (
+        "Invalid update version -1 for feature group.version. A feature version cannot be less "
+        "than 0.")
+    assert update_error("group.version", 1, 0, 0) == (
+        "Invalid update version 1 for feature group.version. The controller does not support "
+        "the given upgrade type.")
+
+
+def test_api_versions_lists() -> None:
+    assert [f.name for f in features.supported(3)] == ["group.version"]  # v0-v3 omit min 0
+    assert len(features.supported(4)) == len(features.FEATURES)
+    assert [(f.name, f.level) for f in features.finalized()] == [("group.version", 1)]
