@@ -13,9 +13,18 @@ def test_only_the_running_level_is_accepted() -> None:
     assert update_error("group.version", 0, SAFE_DOWNGRADE, 3) == (
         "Invalid update version 0 for feature group.version. Local controller 3 only supports "
         "versions 1-1")
-    assert update_error("transaction.version", 2, UPGRADE, 0) == (
-        "Invalid update version 2 for feature transaction.version. Local controller 0 only "
+    assert update_error("share.version", 2, UPGRADE, 0) == (
+        "Invalid update version 2 for feature share.version. Local controller 0 only "
         "supports versions 0-0")
+    # transaction.version: 0-2 supported as 4.4 lists them, run at 2 only (KIP-890 part 2)
+    assert update_error("transaction.version", 2, UPGRADE, 0) is None
+    assert update_error("transaction.version", 3, UPGRADE, 0) == (
+        "Invalid update version 3 for feature transaction.version. Local controller 0 only "
+        "supports versions 0-2")
+    assert update_error("transaction.version", 1, SAFE_DOWNGRADE, 0) == (
+        "Invalid update version 1 for feature transaction.version. kafkapy runs "
+        "transaction.version at level 2 only: it does not implement the older transaction "
+        "protocols as a cluster-wide level")
 
 
 def test_refusals_in_kafkas_order() -> None:
@@ -33,4 +42,7 @@ def test_refusals_in_kafkas_order() -> None:
 def test_api_versions_lists() -> None:
     assert [f.name for f in features.supported(3)] == ["group.version"]  # v0-v3 omit min 0
     assert len(features.supported(4)) == len(features.FEATURES)
-    assert [(f.name, f.level) for f in features.finalized()] == [("group.version", 1)]
+    assert [(f.name, f.level) for f in features.finalized()] == [
+        ("group.version", 1),
+        ("transaction.version", 2),
+    ]
