@@ -452,8 +452,8 @@ def test_broker_api_versions(broker):
     out = kafkapy("broker-api-versions", "--bootstrap-server", broker.bootstrap).stdout.decode()
     lines = out.splitlines()
     assert lines[0] == f"{broker.bootstrap} (id: 0 rack: null isFenced: false) -> ("
-    assert "\tApiVersions(18): 0 to 4 [usable: 4]," in lines
-    assert "\tProduce(0): 0 to 12 [usable: 12]," in lines
+    assert "\tApiVersions(18): 0 to 5 [usable: 5]," in lines
+    assert "\tProduce(0): 0 to 13 [usable: 13]," in lines
     assert lines[-1] == ")"
 
 

@@ -8,11 +8,13 @@ client-facing API the broker does not serve.
 
 from __future__ import annotations
 
+import kio.schema.index
 from kio.index import load_request_schema
-from kio.schema.index import api_key_map, schema_name_map
+from kio.schema.index import api_key_map
 
 from kafkapy.cli.common import CliError, ToolParser, load_properties
 from kafkapy.cli.wire import Connection, connect_any
+from kafkapy.protocol import kio_schemas
 
 DESCRIPTION = "This tool helps to retrieve broker version information."
 
@@ -28,18 +30,24 @@ def api_name(key: int) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
+def _versions():
+    """The versions this client knows per API: kio's and the project's own newer schemas."""
+    kio_schemas.register()
+    return kio.schema.index.schema_name_map
+
+
 def client_max_version(key: int) -> int | None:
     name = api_key_map.get(key)
     if name is None:
         return None
-    return max(schema_name_map[name])
+    return max(_versions()[name])
 
 
 def client_min_version(key: int) -> int | None:
     name = api_key_map.get(key)
     if name is None:
         return None
-    return min(schema_name_map[name])
+    return min(_versions()[name])
 
 
 def api_text(key: int, lo: int, hi: int) -> str:

@@ -358,10 +358,13 @@ class ReplicaManager:
     def _coordinator_leadership(self, topic: str, became: list[int], lost: list[int]) -> None:
         """Tell the coordinator whose internal topic this is (group or transaction) that
         leaderships of its partitions moved here or away."""
+        # while the broker starts, the replica manager starts before the coordinators, which
+        # read their leaderships when they start themselves: only a started one is told
+        started = vars(self.broker)
         if topic == OFFSETS_TOPIC:
-            service = self.broker.groups
+            service = started.get("groups")
         elif topic == TRANSACTION_STATE_TOPIC:
-            service = self.broker.txn
+            service = started.get("txn")
         else:
             return
         if service is not None:
