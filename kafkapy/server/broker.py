@@ -109,6 +109,11 @@ class Broker:
         self.acl_listener: AclChangeListener | None = None
         self.client_quotas = BrokerQuotas(config)  # server/quota_enforcement.py
 
+    def opened(self, service: str) -> Any:
+        """The service ``start()`` has opened under that name, or None: before ``start()`` got
+        to it (it failed half-way, or it is still running) the typed attribute is absent."""
+        return vars(self).get(service)
+
     def halt(self, exit_code: int) -> None:
         """Stop the broker (as on SIGTERM, but without moving leaderships) with this status."""
         self.exit_code = exit_code
@@ -217,11 +222,11 @@ class Broker:
             self.acl_listener.stop()
         if self.replicas is not None:
             self.replicas.stop()
-        opened = vars(self)
-        if "logs" in opened:
-            self.logs.shutdown()
-        if "store" in opened:
-            self.store.close()
+        logs, store = self.opened("logs"), self.opened("store")
+        if logs is not None:
+            logs.shutdown()
+        if store is not None:
+            store.close()
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Accept connections on every listener until cancelled (server/network/listeners.py)."""

@@ -130,13 +130,13 @@ class BrokerThread(TestBroker):
         def crash() -> None:
             if broker is not None:
                 # closed without a flush; broker.stop() skips services start() did not open
-                opened = vars(broker)
-                if "logs" in opened:
-                    for plog in broker.logs.all_logs():
+                logs, store = broker.opened("logs"), broker.opened("store")
+                if logs is not None:
+                    for plog in logs.all_logs():
                         plog.close()
                     del broker.logs
-                if "store" in opened:
-                    broker.store.close()
+                if store is not None:
+                    store.close()
                     del broker.store
             if scope is not None:
                 scope.cancel()

@@ -360,11 +360,10 @@ class ReplicaManager:
         leaderships of its partitions moved here or away."""
         # while the broker starts, the replica manager starts before the coordinators, which
         # read their leaderships when they start themselves: only a started one is told
-        started = vars(self.broker)
         if topic == OFFSETS_TOPIC:
-            service = started.get("groups")
+            service = self.broker.opened("groups")
         elif topic == TRANSACTION_STATE_TOPIC:
-            service = started.get("txn")
+            service = self.broker.opened("txn")
         else:
             return
         if service is not None:
