@@ -71,7 +71,7 @@ class ReplicaAssignment:
 @dataclass(frozen=True, slots=True)
 class Rejection:
     code: ErrorCode
-    message: str
+    message: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,9 @@ recorded, as Kafka's ReplicationControlManager checks it. The embedded single br
 replica already: a valid request changes nothing.
 
 Authorization: ALTER on the cluster (else CLUSTER_AUTHORIZATION_FAILED, top-level and on every
-partition).
+partition). Then a timeout_ms of 0 or less is past the controller's deadline
+(server/controller_deadline.py): REQUEST_TIMED_OUT, top-level and on every partition, nothing
+recorded.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from kafkapy.replication import topic_controller
 from kafkapy.replication.controller import NotControllerError
 from kafkapy.replication.reassignment import Rejection, ReplicaAssignment, check_request
 
+from ..controller_deadline import deadline_passed
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
@@ -109,6 +112,9 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         top = ErrorCode.cluster_authorization_failed
         denied = Rejection(top, CLUSTER_DENIED_MESSAGE)
         results = dict.fromkeys(wanted, denied)
+    elif wanted and deadline_passed(request.timeout):  # the controller's deadline has passed
+        top = ErrorCode.request_timed_out
+        results = dict.fromkeys(wanted, Rejection(top, None))
     else:
         rf_changes: dict[tuple[str, int], Rejection] = {}
         if not allow_rf_change:
@@ -137,7 +143,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         allow_replication_factor_change=allow_rf_change,
         error_code=top,
         error_message=None
-        if top == ErrorCode.none
+        if top in (ErrorCode.none, ErrorCode.request_timed_out)
         else CLUSTER_DENIED_MESSAGE
         if top == ErrorCode.cluster_authorization_failed
         else "This is not the correct controller.",

@@ -5,7 +5,9 @@ Kafka's errors: INVALID_PARTITIONS for a count that does not grow the topic,
 INVALID_REPLICA_ASSIGNMENT for a bad assignment, UNKNOWN_TOPIC_OR_PARTITION for a missing topic,
 INVALID_REQUEST for a topic named twice. validate_only checks without changing anything.
 In ZooKeeper mode the controller creates the new partitions' states; with timeout_ms > 0 the
-answer waits for their leaders (REQUEST_TIMED_OUT for a topic still without), as in CreateTopics.
+answer waits for their leaders (REQUEST_TIMED_OUT for a topic still without), as in CreateTopics;
+a timeout_ms of 0 or less is past the controller's deadline: every topic REQUEST_TIMED_OUT,
+nothing grown.
 
 Authorization: ALTER on each topic (else TOPIC_AUTHORIZATION_FAILED, after the duplicate check).
 """
@@ -18,6 +20,7 @@ from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..controller_deadline import deadline_passed
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
@@ -31,6 +34,12 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     registry = ctx.broker.topics
     counts = Counter(t.name for t in request.topics)
     may_alter = authorized_names(ctx, ALTER, TOPIC, counts)
+    to_controller = [n for n, count in counts.items() if count == 1 and n in may_alter]
+    if to_controller and deadline_passed(request.timeout):
+        return build(R.CreatePartitionsResponse, throttle_time=THROTTLE_NONE, results=tuple(
+            build(R.CreatePartitionsTopicResult, name=t.name,
+                  error_code=ErrorCode.request_timed_out, error_message=None)
+            for t in request.topics))
     results: list[Any] = []
     grown: dict[str, int] = {}  # topic -> index in results
     for t in request.topics:

@@ -9,7 +9,8 @@ effective configs; from v7 the new topic id.
 In ZooKeeper mode the controller creates the new partitions' states; with timeout_ms > 0 the
 answer waits (up to timeout_ms) until this broker knows a leader for every new partition, and a
 topic still without is answered REQUEST_TIMED_OUT (it is created all the same), as Kafka does.
-With timeout_ms <= 0 the answer goes at once.
+A timeout_ms of 0 or less is past the controller's deadline (server/controller_deadline.py):
+every topic is answered REQUEST_TIMED_OUT and none is created, as Kafka 4.4 does.
 
 Authorization: CREATE on the cluster, else on each topic (TOPIC_AUTHORIZATION_FAILED,
 "Authorization failed."). A topic the request may not DESCRIBE_CONFIGS is answered without its
@@ -25,6 +26,7 @@ from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..controller_deadline import deadline_passed
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
@@ -52,6 +54,15 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         ctx, CREATE, TOPIC, seen
     )
     may_describe = authorized_names(ctx, DESCRIBE_CONFIGS, TOPIC, seen)
+    to_controller = [n for n, count in seen.items() if count == 1 and n in may_create]
+    if to_controller and deadline_passed(request.timeout):
+        return build(R.CreateTopicsResponse, throttle_time=THROTTLE_NONE, topics=tuple(
+            build(R.CreatableTopicResult, name=t.name, topic_id=uuid.UUID(int=0),
+                  error_code=ErrorCode.request_timed_out, error_message=None,
+                  num_partitions=-1, replication_factor=-1,
+                  configs=None if ctx.version < 5 else (),
+                  topic_config_error_code=ErrorCode.none)
+            for t in request.topics))
     for t in request.topics:
         assignment = {a.partition_index: list(a.broker_ids) for a in t.assignments} or None
         configs = {c.name: c.value for c in t.configs}

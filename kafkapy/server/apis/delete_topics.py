@@ -6,15 +6,20 @@ UNKNOWN_TOPIC_ID; a request naming a topic by both name and id is INVALID_REQUES
 
 Authorization: DELETE on each topic (else TOPIC_AUTHORIZATION_FAILED); a topic named by id
 that the request may not DESCRIBE gets TOPIC_AUTHORIZATION_FAILED without its name.
+
+A timeout_ms of 0 or less is past the controller's deadline (server/controller_deadline.py):
+every topic is answered REQUEST_TIMED_OUT and none is deleted, as Kafka 4.4 does.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..controller_deadline import deadline_passed
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
@@ -32,6 +37,14 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         wanted = [(t.name, t.topic_id) for t in request.topics]
     else:
         wanted = [(n, None) for n in request.topic_names]
+    named = Counter(n for n, tid in wanted if n is not None and (tid is None or tid == ZERO))
+    by_id = Counter(tid for n, tid in wanted if n is None and tid is not None and tid != ZERO)
+    to_controller = [k for k, c in (named + by_id).items() if c == 1]
+    if to_controller and deadline_passed(request.timeout):
+        return build(R.DeleteTopicsResponse, throttle_time=THROTTLE_NONE, responses=tuple(
+            build(R.DeletableTopicResult, name=name, topic_id=tid or ZERO,
+                  error_code=ErrorCode.request_timed_out, error_message=None)
+            for name, tid in wanted))
     results = []
     resolved = []
     for name, tid in wanted:

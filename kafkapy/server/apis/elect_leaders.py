@@ -10,7 +10,8 @@ election are left out of the answer. Unknown partitions: UNKNOWN_TOPIC_OR_PARTIT
 single broker leads everything: ELECTION_NOT_NEEDED.
 
 Authorization: ALTER on the cluster (else CLUSTER_AUTHORIZATION_FAILED, top-level and on every
-partition named).
+partition named). Then a timeout_ms of 0 or less is past the controller's deadline
+(server/controller_deadline.py): REQUEST_TIMED_OUT, top-level and on every partition named.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.replication.controller import ElectionResult, NotControllerError
 
+from ..controller_deadline import deadline_passed
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
@@ -60,6 +62,10 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             for name, parts in (wanted or {}).items()
             for p in parts
         ]
+    elif deadline_passed(request.timeout):  # the controller's deadline has passed
+        top_error = ErrorCode.request_timed_out
+        results = [ElectionResult(name, p, "request_timed_out")
+                   for name, parts in (wanted or {}).items() for p in parts]
     elif broker.replicas is None:
         results = []
         names = sorted(broker.topics.by_name) if wanted is None else sorted(wanted)
@@ -81,7 +87,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         results = [r for r in results if r.error != "not_needed"]
     by_topic: dict[str, list] = {}
     for r in results:
-        if r.error in ("not_controller", "cluster_authorization_failed"):
+        if r.error in ("not_controller", "cluster_authorization_failed", "request_timed_out"):
             code = ErrorCode[r.error]
         else:
             code = _code(r.error, election_type)
@@ -90,7 +96,9 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
                 R.PartitionResult,
                 partition_id=r.partition,
                 error_code=code,
-                error_message=None if code == ErrorCode.none else code.name.upper(),
+                error_message=None
+                if code in (ErrorCode.none, ErrorCode.request_timed_out)
+                else code.name.upper(),
             )
         )
     return build(
