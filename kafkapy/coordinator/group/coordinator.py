@@ -33,6 +33,7 @@ part                        serves
 ``txn_offsets``             TxnOffsetCommit and the transaction markers' group hook
 ``offset_expiry``           offsets.retention.minutes
 ``admin``                   ListGroups, DescribeGroups, ConsumerGroupDescribe, DeleteGroups
+``share`` (coordinator.share) ShareGroupHeartbeat, ShareGroupDescribe (share groups, KIP-932)
 ==========================  ===============================================================
 
 The request and answer types are re-exported here for the server's API modules.
@@ -40,6 +41,8 @@ The request and answer types are re-exported here for the server's API modules.
 
 from __future__ import annotations
 
+from ..share.config import ShareSettings
+from ..share.groups import ShareGroups
 from .admin import (
     ConsumerDescription,
     GroupAdmin,
@@ -142,6 +145,8 @@ class GroupCoordinator:
         self.list_groups = admin.list_groups
         self.describe_group = admin.describe_group
         self.delete_groups = admin.delete_groups
+        # share groups (KIP-932), in the same namespace; the server sets their settings
+        self.share = ShareGroups(state, lambda _group_id: ShareSettings())
 
     # ==== the shared state ====================================================================
     @property

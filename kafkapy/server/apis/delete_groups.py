@@ -7,6 +7,8 @@ is served as any other, as Kafka 3.9's ZooKeeper-mode coordinator does. ZooKeepe
 waits until the tombstones reached the ISR of the group's __consumer_offsets partition
 (offsets.commit.timeout.ms), else COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR (group_service).
 
+A share group (KIP-932) without members is deleted with its share-partitions' state.
+
 Authorization: DELETE on each group (else GROUP_AUTHORIZATION_FAILED for it).
 """
 
@@ -28,11 +30,16 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     svc = service(ctx)
     names = list(dict.fromkeys(request.groups_names))
     allowed = authorized_names(ctx, DELETE, GROUP, names)
-    results = svc.coordinator.delete_groups([g for g in names if g in allowed], now_ms())
+    share_results = {g: svc.coordinator.share.delete(g) for g in names if g in allowed}
+    share_ids = {g for g, e in share_results.items() if e is not None}
+    results = svc.coordinator.delete_groups(
+        [g for g in names if g in allowed and g not in share_ids], now_ms()
+    )
+    results.update((g, share_results[g]) for g in share_ids)
     results.update((g, GROUP_DENIED) for g in names if g not in allowed)
     svc.kick()
     for g in names:
-        if results[g] == 0 and g in allowed:
+        if results[g] == 0 and g in allowed and g not in share_ids:
             results[g] = await svc.replicated(g)
     return build(
         ctx.R.DeleteGroupsResponse,

@@ -41,6 +41,8 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             )
             continue
         d = coordinator(ctx).describe_group(gid)
+        if gid in coordinator(ctx).share.groups and d.error == ErrorCode.group_id_not_found:
+            d.message = f"Group {gid} is not a classic group."
         error = d.error
         message = None
         if error == ErrorCode.group_id_not_found:

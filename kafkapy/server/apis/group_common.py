@@ -127,3 +127,18 @@ def partition_errors(topic_cls: Any, partition_cls: Any, topics: Any, errors: di
         )
         for t in topics
     )
+
+
+def share_listed(share: Any, states: set[str] | None, types: set[str] | None) -> list:
+    """ListGroups' rows of the share groups (KIP-932), filtered as the other groups are."""
+    from kafkapy.coordinator.group.admin import ListedGroup
+    from kafkapy.coordinator.share.groups import GROUP_TYPE, PROTOCOL_TYPE
+
+    lowered = {s.lower() for s in states} if states else None
+    if types and GROUP_TYPE not in {t.lower() for t in types}:
+        return []
+    return [
+        ListedGroup(g.group_id, PROTOCOL_TYPE, g.state, GROUP_TYPE)
+        for g in share.listed()
+        if lowered is None or g.state.lower() in lowered
+    ]

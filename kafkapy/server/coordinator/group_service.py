@@ -83,6 +83,9 @@ class GroupService:
             self.log,
             RegistryTopics(broker.topics),
         )
+        from ..share.settings import ShareSettingsSource
+
+        self.coordinator.share.settings = ShareSettingsSource(broker)
         self._wakeup = trio.Event()
         self.loaded = trio.Event()
         # transaction markers that arrived while their partition was loading
@@ -141,6 +144,7 @@ class GroupService:
             for gid in gone:
                 del c.groups[gid]
             c.state.txn_offsets.drop_groups(gone)
+            c.share.forget_partition(p)
         new = [p for p in became if p not in c.owned and p not in c.loading]
         if new:
             c.begin_loading(new)
