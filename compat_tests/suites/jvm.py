@@ -128,11 +128,12 @@ def configure_spark_kafka_connector(environ=os.environ) -> str | None:
 JAVA_SOURCES = Path(__file__).resolve().parent / "java"
 
 
-def compile_java(out: Path, sources_dir: Path = JAVA_SOURCES) -> Path:
+def compile_java(out: Path, sources_dir: Path = JAVA_SOURCES, client: str = "3.9") -> Path:
     """javac <sources_dir>/*.java (the compat tests' own programs) into out, against Kafka 3.9's
-    client, the older of the two lines, so that the classes run with either."""
+    client, the older of the two lines, so that the classes run with either (``client="4.4"``
+    for programs using what only 4.4 has, such as KafkaShareConsumer)."""
     sources = sorted(str(p) for p in sources_dir.glob("*.java"))
-    proc = subprocess.run(["javac", "-d", str(out), "-cp", classpath(client="3.9"), *sources],
+    proc = subprocess.run(["javac", "-d", str(out), "-cp", classpath(client=client), *sources],
                           capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise AssertionError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")

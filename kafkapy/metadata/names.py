@@ -14,7 +14,8 @@ _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TRANSACTION_STATE_TOPIC = "__transaction_state"
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
+SHARE_STATE_TOPIC = "__share_group_state"
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_STATE_TOPIC})
 
 
 def validate_topic_name(name: str) -> str | None:

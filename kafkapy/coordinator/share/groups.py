@@ -109,14 +109,15 @@ class ShareGroups:
 
     ``state`` is the group coordinator's CoordinatorState (ownership, timers, topics, and the
     other group types' table for the shared namespace); ``settings(group_id)`` the group's
-    effective share settings; ``on_change(group_id)`` is told when a group's assignment or
-    membership changed or a group was deleted (the share-partition manager listens)."""
+    effective share settings. The ``on_delete(group_id)`` and ``on_member_removed(group_id,
+    member_id)`` hooks tell the share-partition manager to forget or release state."""
 
     def __init__(self, state: CoordinatorState, settings: Callable[[str], ShareSettings]) -> None:
         self.state = state
         self.settings = settings
         self.groups: dict[str, ShareGroup] = {}
         self.on_delete: list[Callable[[str], None]] = []
+        self.on_member_removed: list[Callable[[str, str], None]] = []
 
     # -- ShareGroupHeartbeat -------------------------------------------------------------------
     def heartbeat(self, r: ShareHeartbeat, now_ms: int) -> ShareHeartbeatResult:
@@ -211,6 +212,8 @@ class ShareGroups:
         group.members.pop(member_id, None)
         self.state.timers.cancel(("share-session", group.group_id, member_id))
         self._refresh(group, True)
+        for hook in self.on_member_removed:
+            hook(group.group_id, member_id)
 
     def _refresh(self, group: ShareGroup, bump: bool) -> None:
         """Recompute the subscription metadata; bump the group epoch and recompute the target

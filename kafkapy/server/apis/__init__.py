@@ -52,6 +52,8 @@ from . import (  # noqa: F401
     raft_voters,
     sasl_authenticate,
     sasl_handshake,
+    share_acknowledge,
+    share_fetch,
     share_group_describe,
     share_group_heartbeat,
     sync_group,

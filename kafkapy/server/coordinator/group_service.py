@@ -37,6 +37,8 @@ from kafkapy.coordinator.group.topics import RegistryTopics
 from kafkapy.metadata.names import OFFSETS_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
+from ..share.partitions import SharePartitionManager
+from ..share.settings import ShareSettingsSource
 from .internal_log import create_internal_topic, read_log_records
 from .offsets_log import ConsumerOffsetsLog
 
@@ -83,9 +85,8 @@ class GroupService:
             self.log,
             RegistryTopics(broker.topics),
         )
-        from ..share.settings import ShareSettingsSource
-
         self.coordinator.share.settings = ShareSettingsSource(broker)
+        self.share_partitions = SharePartitionManager(broker, self.coordinator.share)
         self._wakeup = trio.Event()
         self.loaded = trio.Event()
         # transaction markers that arrived while their partition was loading
