@@ -24,7 +24,7 @@ public class ShareGroupClient {
             case "explicit" -> explicit(topic, group);
             case "split" -> split(topic, group, Integer.parseInt(args[4]));
             case "poison" -> poison(topic, group);
-            case "hold" -> hold(topic, group, Integer.parseInt(args[4]));
+            case "hold" -> hold(topic, group, Integer.parseInt(args[4]), Integer.parseInt(args[5]));
             case "drain" -> drain(topic, group, Integer.parseInt(args[4]));
             default -> throw new IllegalArgumentException(args[0]);
         }
@@ -210,18 +210,28 @@ public class ShareGroupClient {
         System.out.println("poison deliveries=" + deliveries + " max_count=" + maxCount + " ok=" + String.join(",", ok));
     }
 
-    // acquire records and never acknowledge them: the process is killed while holding the locks
-    static void hold(String topic, String group, int n) throws Exception {
+    // produce n records, accept the first `accept` delivered and hold the others' locks without
+    // acknowledging them: the process is then killed
+    static void hold(String topic, String group, int n, int accept) throws Exception {
         prepare(topic, group, Map.of());
-        if (n > 0) produce(topic, n, "h");
-        KafkaShareConsumer<String, String> c = consumer(group, true, n > 0 ? n : 500);
+        produce(topic, n, "h");
+        KafkaShareConsumer<String, String> c = consumer(group, true, n);
         c.subscribe(List.of(topic));
+        List<Long> accepted = new ArrayList<>();
         List<Long> held = new ArrayList<>();
         long end = System.currentTimeMillis() + 30_000;
-        while (held.isEmpty() && System.currentTimeMillis() < end) {
-            for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) held.add(r.offset());
+        while (accepted.size() + held.size() < n && System.currentTimeMillis() < end) {
+            for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) {
+                if (accepted.size() < accept) {
+                    c.acknowledge(r, AcknowledgeType.ACCEPT);
+                    accepted.add(r.offset());
+                } else {
+                    held.add(r.offset());
+                }
+            }
         }
-        System.out.println("hold offsets=" + joined(held));
+        c.commitSync();
+        System.out.println("hold accepted=" + joined(accepted) + " held=" + joined(held));
         System.out.flush();
         Thread.sleep(600_000);
     }
