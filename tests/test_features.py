@@ -13,9 +13,11 @@ def test_only_the_running_level_is_accepted() -> None:
     assert update_error("group.version", 0, SAFE_DOWNGRADE, 3) == (
         "Invalid update version 0 for feature group.version. Local controller 3 only supports "
         "versions 1-1")
-    assert update_error("share.version", 2, UPGRADE, 0) == (
-        "Invalid update version 2 for feature share.version. Local controller 0 only "
-        "supports versions 0-0")
+    assert update_error("share.version", 2, UPGRADE, 0) is None  # share groups (KIP-932)
+    assert update_error("share.version", 1, SAFE_DOWNGRADE, 0) == (
+        "Invalid update version 1 for feature share.version. kafkapy runs share.version at "
+        "level 2 only: it does not implement share groups turned off or without ShareFetch v2 "
+        "as a cluster-wide level")
     # transaction.version: 0-2 supported as 4.4 lists them, run at 2 only (KIP-890 part 2)
     assert update_error("transaction.version", 2, UPGRADE, 0) is None
     assert update_error("transaction.version", 3, UPGRADE, 0) == (
@@ -44,5 +46,6 @@ def test_api_versions_lists() -> None:
     assert len(features.supported(4)) == len(features.FEATURES)
     assert [(f.name, f.level) for f in features.finalized()] == [
         ("group.version", 1),
+        ("share.version", 2),
         ("transaction.version", 2),
     ]

@@ -24,17 +24,20 @@ class Known:
 PROTOCOL_LINE = "to be fixed by the 4.4 protocol-line issue"
 # ---- why (FINDINGS.md has the longer story of each)
 API_MAX = f"Kafka 4.4 serves a newer version of this API; kafkapy stops at 4.0's ({PROTOCOL_LINE})"
-API_SHARE = "share groups (KIP-932) are not implemented by kafkapy"
+API_SHARE = ("the share coordinator's inter-broker APIs and the share group offset admin APIs "
+             "(KIP-932) are not served by kafkapy: its share-partition leader writes "
+             "__share_group_state in process")
 API_STREAMS = "the streams group protocol (KIP-1071) is not implemented by kafkapy"
 API_TOKENS = "delegation tokens are not implemented by kafkapy"
 API_ABSENT = f"API kafkapy does not serve ({PROTOCOL_LINE})"
-FEATURES = ("kafkapy finalizes only group.version 1 and transaction.version 2 (the feature "
+FEATURES = ("kafkapy finalizes only group.version 1, share.version 2 and transaction.version 2 "
+            "(the feature "
             "levels whose semantics it implements; no metadata.version: it has no KRaft metadata "
             "log)")
 API_TXN_OFFSET_COMMIT_V6 = ("TxnOffsetCommit v6 names topics by id (KIP-1319); kafkapy serves up "
                             "to v5 (transactions version 2)")
 FEATURE_RANGES = ("kafkapy supports only the feature levels it implements (group.version 1, "
-                  "share.version 0 ...), where 4.4 supports 0 up to its default levels: "
+                  "share.version 2 ...), where 4.4 supports 0 up to its default levels: "
                   "UpdateFeatures refuses other levels with 'only supports versions A-B'")
 MIN_ISR_CLUSTER_DEFAULT = ("Kafka 4.4's storage format (ELR on) records min.insync.replicas as a "
                            "cluster-wide dynamic default; kafkapy has only the static default")
@@ -85,10 +88,6 @@ KNOWN: list[Known] = [
     Known('api_versions', 'api_keys.39:renew_delegation_token', '1..2', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.40:expire_delegation_token', '1..2', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.41:describe_delegation_token', '1..3', '<absent>', API_TOKENS),
-    Known('api_versions', 'api_keys.76:share_group_heartbeat', '1..1', '<absent>', API_SHARE),
-    Known('api_versions', 'api_keys.77:share_group_describe', '1..1', '<absent>', API_SHARE),
-    Known('api_versions', 'api_keys.78:share_fetch', '1..2', '<absent>', API_SHARE),
-    Known('api_versions', 'api_keys.79:share_acknowledge', '1..2', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.83:initialize_share_group_state',
           '0..0',
           '<absent>',
@@ -115,7 +114,6 @@ KNOWN: list[Known] = [
           '<absent>',
           FEATURES),
     Known('api_versions', 'finalized_features.metadata.version', '33..33', '<absent>', FEATURES),
-    Known('api_versions', 'finalized_features.share.version', '2..2', '<absent>', FEATURES),
     Known('api_versions', 'finalized_features.streams.version', '1..1', '<absent>', FEATURES),
     Known('api_versions', 'supported_features.group.version', '<absent>', '1..1',
           FEATURE_RANGES),
@@ -239,18 +237,12 @@ KNOWN: list[Known] = [
                     f'{LOCAL} only supports versions 0-1', f'{LOCAL} only supports versions 1-1'),
     _feature_update('v0.downgrade_as_upgrade', '0 for feature group.version',
                     NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 1-1'),
-    _feature_update('v0.share_version_up', '1 for feature share.version',
-                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 0-0'),
     _feature_update('v1.above_every_level', '9 for feature group.version',
                     f'{LOCAL} only supports versions 0-1', f'{LOCAL} only supports versions 1-1'),
     _feature_update('v1.downgrade_as_upgrade', '0 for feature group.version',
                     NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 1-1'),
-    _feature_update('v1.share_version_up', '1 for feature share.version',
-                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 0-0'),
     _feature_update('v2.above_every_level', '9 for feature group.version',
                     f'{LOCAL} only supports versions 0-1', f'{LOCAL} only supports versions 1-1'),
     _feature_update('v2.downgrade_as_upgrade', '0 for feature group.version',
                     NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 1-1'),
-    _feature_update('v2.share_version_up', '1 for feature share.version',
-                    NO_DOWNGRADE_AS_UPGRADE, f'{LOCAL} only supports versions 0-0'),
 ]

@@ -183,6 +183,49 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "group.consumer.max.size": ("medium", "The most members of a consumer protocol group."),
     "group.consumer.migration.policy": ("medium", "Whether groups migrate online between the "
                                         "classic and consumer protocols."),
+    # --- share groups (KIP-932) ---
+    "group.share.session.timeout.ms": ("medium", "The session timeout of share group members."),
+    "group.share.min.session.timeout.ms": ("medium", "The lower bound of "
+                                           "share.session.timeout.ms."),
+    "group.share.max.session.timeout.ms": ("medium", "The upper bound of "
+                                           "share.session.timeout.ms."),
+    "group.share.heartbeat.interval.ms": ("medium", "The heartbeat interval of share group "
+                                          "members."),
+    "group.share.min.heartbeat.interval.ms": ("medium", "The lower bound of "
+                                              "share.heartbeat.interval.ms."),
+    "group.share.max.heartbeat.interval.ms": ("medium", "The upper bound of "
+                                              "share.heartbeat.interval.ms."),
+    "group.share.max.size": ("medium", "The most members of a share group."),
+    "group.share.assignors": ("medium", "The share groups' server-side assignor (simple)."),
+    "group.share.record.lock.duration.ms": ("medium", "How long a share consumer holds an "
+                                            "acquired record."),
+    "group.share.min.record.lock.duration.ms": ("medium", "The lower bound of "
+                                                "share.record.lock.duration.ms."),
+    "group.share.max.record.lock.duration.ms": ("medium", "The upper bound of "
+                                                "share.record.lock.duration.ms."),
+    "group.share.delivery.count.limit": ("medium", "Deliveries of a record before it is "
+                                         "archived."),
+    "group.share.min.delivery.count.limit": ("medium", "The lower bound of "
+                                             "share.delivery.count.limit."),
+    "group.share.max.delivery.count.limit": ("medium", "The upper bound of "
+                                             "share.delivery.count.limit."),
+    "group.share.partition.max.record.locks": ("medium", "The most in-flight records of a "
+                                               "share-partition."),
+    "group.share.min.partition.max.record.locks": ("medium", "The lower bound of "
+                                                   "share.partition.max.record.locks."),
+    "group.share.max.partition.max.record.locks": ("medium", "The upper bound of "
+                                                   "share.partition.max.record.locks."),
+    "group.share.max.share.sessions": ("medium", "The most share sessions of the broker."),
+    "share.coordinator.state.topic.num.partitions": ("high", "Partitions of "
+                                                     "__share_group_state."),
+    "share.coordinator.state.topic.replication.factor": ("high", "Replication factor of "
+                                                         "__share_group_state (capped at the "
+                                                         "live brokers with the embedded "
+                                                         "store)."),
+    "share.coordinator.state.topic.segment.bytes": ("high", "Segment size of "
+                                                    "__share_group_state."),
+    "share.coordinator.state.topic.min.isr": ("high", "min.insync.replicas of "
+                                              "__share_group_state."),
     # --- transactions and producers ---
     "transaction.state.log.num.partitions": ("high", "Partitions of __transaction_state."),
     "transaction.state.log.replication.factor": ("high", "Replication factor of "

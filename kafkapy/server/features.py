@@ -17,8 +17,9 @@ and metadata.version 4.4-IV2 by default):
   added by the partition leaders and the group coordinator; clients of the version 1 protocol
   are still served). Levels 0-2 are supported, as 4.4 lists them; kafkapy runs at 2 only, so an
   UpdateFeatures to level 0 or 1 is refused (not in 4.4's words: 4.4 would downgrade);
-* share.version 2, as 4.4: share groups (KIP-932) with ShareFetch/ShareAcknowledge v2 (RENEW)
-  are served; levels 0 and 1 (share groups off, or without v2) are not implemented;
+* share.version 2, as 4.4 (share groups, KIP-932, with ShareFetch/ShareAcknowledge v2 and
+  RENEW). Levels 0-2 are supported, as 4.4 lists them; kafkapy runs at 2 only, so an
+  UpdateFeatures to level 0 or 1 is refused (share groups cannot be turned off);
 * kraft.version 0, streams.version 0, eligible.leader.replicas.version 0: no KRaft quorum,
   streams groups or ELR;
 * metadata.version is not supported at all: it versions the KRaft metadata log, which kafkapy
@@ -48,7 +49,7 @@ FEATURES: dict[str, Feature] = {
         Feature("eligible.leader.replicas.version", 0, 0, 0),
         Feature("group.version", 1, 1, 1),
         Feature("kraft.version", 0, 0, 0),
-        Feature("share.version", 2, 2, 2),
+        Feature("share.version", 0, 2, 2),
         Feature("streams.version", 0, 0, 0),
         Feature("transaction.version", 0, 2, 2),
     )
@@ -58,6 +59,11 @@ FEATURES: dict[str, Feature] = {
 FINALIZED_EPOCH = 0
 
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
+# features listed with 4.4's range but run at one level: what the lower levels would be
+_ONE_LEVEL = {
+    "transaction.version": "the older transaction protocols",
+    "share.version": "share groups turned off or without ShareFetch v2",
+}
 
 
 def supported(api_version: int) -> list[Feature]:
@@ -83,10 +89,10 @@ def update_error(name: str, level: int, upgrade_type: int, controller_id: int) -
     if not feature.min_level <= level <= feature.max_level:
         return (f"{prefix} Local controller {controller_id} only supports versions "
                 f"{feature.min_level}-{feature.max_level}")
-    if name == "transaction.version" and upgrade_type != UPGRADE and level < feature.level:
+    if name in _ONE_LEVEL and upgrade_type != UPGRADE and level < feature.level:
         # supported as 4.4 lists it, but run at one level only
         return (f"{prefix} kafkapy runs {name} at level {feature.level} only: it does not "
-                "implement the older transaction protocols as a cluster-wide level")
+                f"implement {_ONE_LEVEL[name]} as a cluster-wide level")
     if upgrade_type == UPGRADE and level < feature.level:
         return (f"{prefix} Can't downgrade the version of this feature without setting the "
                 "upgrade type to either safe or unsafe downgrade.")

@@ -22,12 +22,15 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kafkapy.protocol.errors import ErrorCode as E
 
-from ..group.state import CoordinatorState
 from .assignor import Assignment, assign
 from .config import ShareSettings
+
+if TYPE_CHECKING:
+    from ..group.state import CoordinatorState
 
 log = logging.getLogger("kafkapy.coordinator.share")
 

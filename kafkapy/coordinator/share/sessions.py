@@ -62,15 +62,15 @@ class ShareSessionCache:
                 session.partitions[tp] = None
             self.sessions[key] = session
             return E.none, session, True
-        session, err = self._check(key, epoch)
-        if session is None:
+        found, err = self._check(key, epoch)
+        if found is None:
             return err, None, False
         for tp in forgotten:
-            session.partitions.pop(tp, None)
+            found.partitions.pop(tp, None)
         for tp in added:
-            session.partitions[tp] = None
-        session.epoch = next_epoch(epoch)
-        return E.none, session, False
+            found.partitions[tp] = None
+        found.epoch = next_epoch(epoch)
+        return E.none, found, False
 
     def acknowledge_step(
         self, group_id: str, member_id: str, epoch: int

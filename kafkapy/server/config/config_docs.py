@@ -72,7 +72,7 @@ TOPIC_CONFIG_DOCS: dict[str, str] = {
     "the risk of losing data.",
 }
 
-_NO_SHARE = " Stored, not applied: kafkapy has no share groups."
+_NO_SHARE = " Stored, not applied: kafkapy computes share assignments at once."
 _NO_STREAMS = " Stored, not applied: kafkapy has no streams groups."
 GROUP_CONFIG_DOCS: dict[str, str] = {
     "consumer.session.timeout.ms": "How long a consumer group member may go without a "
@@ -89,20 +89,16 @@ GROUP_CONFIG_DOCS: dict[str, str] = {
     "share.assignment.interval.ms": "The least time between two assignments of a share group."
     + _NO_SHARE,
     "share.auto.offset.reset": "Where a share group starts reading a partition without a "
-    "position: latest, earliest, or by_duration:<ISO-8601 duration>." + _NO_SHARE,
-    "share.delivery.count.limit": "How often a record is delivered before it is given up on."
-    + _NO_SHARE,
-    "share.heartbeat.interval.ms": "How often share group members heartbeat." + _NO_SHARE,
-    "share.isolation.level": "Whether share consumers read uncommitted transactional records."
-    + _NO_SHARE,
+    "position: latest, earliest, or by_duration:<ISO-8601 duration>.",
+    "share.delivery.count.limit": "How often a record is delivered before it is given up on.",
+    "share.heartbeat.interval.ms": "How often share group members heartbeat.",
+    "share.isolation.level": "Whether share consumers read uncommitted transactional records.",
     "share.partition.max.record.locks": "How many records of a partition may be acquired at "
-    "once." + _NO_SHARE,
-    "share.record.lock.duration.ms": "How long a share consumer holds an acquired record."
-    + _NO_SHARE,
-    "share.renew.acknowledge.enable": "Whether share consumers may renew a record's lock."
-    + _NO_SHARE,
-    "share.session.timeout.ms": "How long a share group member may go without a heartbeat."
-    + _NO_SHARE,
+    "once.",
+    "share.record.lock.duration.ms": "How long a share consumer holds an acquired record.",
+    "share.renew.acknowledge.enable": "Whether share consumers may renew a record's lock. "
+    "Stored, not applied: kafkapy always accepts RENEW acknowledgements.",
+    "share.session.timeout.ms": "How long a share group member may go without a heartbeat.",
     "streams.assignment.interval.ms": "The least time between two task assignments of a "
     "streams group." + _NO_STREAMS,
     "streams.assignor.name": "The task assignor of the streams group (one the broker "

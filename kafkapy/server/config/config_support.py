@@ -36,14 +36,29 @@ ssl.trustmanager.algorithm sasl.enabled.mechanisms sasl.mechanism.inter.broker.p
 sasl.jaas.config
 """.split()
 )
+# the share group (KIP-932) broker configs kafkapy applies (server/share, coordinator/share)
+SHARE_APPLIED = frozenset(
+    """
+group.share.session.timeout.ms group.share.min.session.timeout.ms
+group.share.max.session.timeout.ms group.share.heartbeat.interval.ms
+group.share.min.heartbeat.interval.ms group.share.max.heartbeat.interval.ms group.share.max.size
+group.share.record.lock.duration.ms group.share.min.record.lock.duration.ms
+group.share.max.record.lock.duration.ms group.share.delivery.count.limit
+group.share.min.delivery.count.limit group.share.max.delivery.count.limit
+group.share.partition.max.record.locks group.share.min.partition.max.record.locks
+group.share.max.partition.max.record.locks group.share.max.share.sessions group.share.assignors
+share.coordinator.state.topic.num.partitions share.coordinator.state.topic.replication.factor
+share.coordinator.state.topic.segment.bytes share.coordinator.state.topic.min.isr
+""".split()
+)
 # broker configs whose subject kafkapy lacks: why (checked by prefix, most specific first)
 _KRAFT = "kafkapy keeps its metadata in ZooKeeper or its embedded store, not KRaft"
 _PREFIX_REASONS = (
     ("process.roles", _KRAFT),
     ("controller.", _KRAFT),
     ("metadata.", _KRAFT),
-    ("share.", "kafkapy has no share groups"),
-    ("group.share.", "kafkapy has no share groups"),
+    ("share.", "kafkapy's share coordinator writes at once, in the broker's event loop"),
+    ("group.share.", "kafkapy computes share assignments at once"),
     ("group.streams.", "kafkapy has no streams groups"),
     ("remote.", "kafkapy has no tiered storage"),
     ("log.remote.", "kafkapy has no tiered storage"),
@@ -73,6 +88,7 @@ def not_implemented(scope: str, name: str) -> str | None:
         or name in SPECIAL_KEYS
         or name in CLEANER_CONFIGS
         or is_connection_config(name)
+        or name in SHARE_APPLIED
     ):
         return None
     for prefix, why in _PREFIX_REASONS:

@@ -15,9 +15,11 @@ values against the broker's group.* bounds ("consumer.session.timeout.ms must be
 the dead-letter topic's name. Every failure is INVALID_CONFIG.
 
 What kafkapy applies: ``consumer.session.timeout.ms`` and ``consumer.heartbeat.interval.ms``, by
-its KIP-848 group coordinator; the share and streams configs are stored and described (kafkapy has
-no share or streams groups), as are ``consumer.assignment.interval.ms`` (assignments are computed
-at once) and the dead-letter queue settings.
+its KIP-848 group coordinator, and the ``share.*`` configs by its share groups (KIP-932,
+server/share/settings.py) but ``share.assignment.interval.ms`` and
+``share.renew.acknowledge.enable``; the streams configs are stored and described (kafkapy has no
+streams groups), as are ``consumer.assignment.interval.ms`` (assignments are computed at once) and
+the dead-letter queue settings.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from .config_definitions import ConfigDefinition, definitions
 NOT_APPLIED = {
     name: f"kafkapy has no {name.split('.')[0]} groups"
     for name in definitions("group")
-    if name.startswith(("share.", "streams."))
+    if name.startswith("streams.")
 }
 NOT_APPLIED |= {
+    "share.assignment.interval.ms": "kafkapy computes share assignments at once",
+    "share.renew.acknowledge.enable": "kafkapy always accepts RENEW acknowledgements",
     "consumer.assignment.interval.ms": "kafkapy computes assignments at once",
     "errors.deadletterqueue.copy.record.enable": "kafkapy has no dead-letter queue",
     "errors.deadletterqueue.topic.name": "kafkapy has no dead-letter queue",

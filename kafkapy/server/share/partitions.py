@@ -136,7 +136,7 @@ class SharePartitionManager:
         if plog is None:
             return FetchedPartition(b"", [])
         committed = self.groups.settings(group_id).isolation_level == "read_committed"
-        bound = plog.last_stable_offset() if committed else plog.high_watermark
+        bound = plog.last_stable_offset if committed else plog.high_watermark
         if not sp.has_available(bound, limits):
             return FetchedPartition(b"", [])
         offset = sp.next_fetch_offset()
