@@ -48,6 +48,12 @@ from .security import (
     check_sasl_authenticate,
     check_sasl_handshake,
 )
+from .share_groups import (
+    check_share_acknowledge,
+    check_share_fetch,
+    check_share_group_describe,
+    check_share_group_heartbeat,
+)
 from .topics import (
     check_alter_partition_reassignments,
     check_api_versions,
@@ -111,6 +117,10 @@ CHECKS = {
     "OffsetDelete": check_offset_delete,
     "ConsumerGroupHeartbeat": check_consumer_group_heartbeat,
     "ConsumerGroupDescribe": check_consumer_group_describe,
+    "ShareGroupHeartbeat": check_share_group_heartbeat,
+    "ShareGroupDescribe": check_share_group_describe,
+    "ShareFetch": check_share_fetch,
+    "ShareAcknowledge": check_share_acknowledge,
     "DescribeLogDirs": check_describe_log_dirs,
     "AlterReplicaLogDirs": check_alter_replica_log_dirs,
     "DescribeQuorum": check_describe_quorum,

@@ -71,6 +71,9 @@ _SOURCES: dict[int, dict[str, str | None]] = {
     61: {"partitions": "partition_indexes"},  # DescribeProducers
     65: {"transaction_states": "transactional_ids"},  # DescribeTransactions
     69: {"groups": "group_ids"},  # ConsumerGroupDescribe
+    77: {"groups": "group_ids"},  # ShareGroupDescribe
+    78: {"responses": None, "node_endpoints": None},  # ShareFetch: the top-level error only
+    79: {"responses": None, "node_endpoints": None},  # ShareAcknowledge: likewise
 }
 
 # Fields of a request item that identify it, copied into the response item (under the same
