@@ -52,13 +52,16 @@ GO_TEST_TIMEOUT = "8m"
 PROCESS_TIMEOUT = 600.0
 # The broker as franz-go's CI configures its Kafka 4.x (a single KRaft node): replication
 # factors and ISR of one for the internal topics, both group protocols (classic and KIP-848),
-# and Kafka's shipped server.properties' group.initial.rebalance.delay.ms=0. Share groups and
-# OAUTHBEARER, which that CI also enables, kafkapy does not serve (FINDINGS.md).
+# share groups (KIP-932, with __share_group_state at replication factor one), and Kafka's shipped
+# server.properties' group.initial.rebalance.delay.ms=0. OAUTHBEARER, which that CI also enables,
+# kafkapy does not serve (FINDINGS.md).
 BROKER_CONFIG = {
     "offsets.topic.replication.factor": "1",
     "transaction.state.log.replication.factor": "1",
     "transaction.state.log.min.isr": "1",
-    "group.coordinator.rebalance.protocols": "classic,consumer",
+    "group.coordinator.rebalance.protocols": "classic,consumer,share",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
     "group.initial.rebalance.delay.ms": "0",
     "sasl.enabled.mechanisms": "SCRAM-SHA-256",
     "inter.broker.listener.name": "PLAINTEXT",

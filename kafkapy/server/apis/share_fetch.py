@@ -8,7 +8,9 @@ Then every session partition acquires what is available for the member (records 
 expired or that were released, then new records up to the high watermark; at most max_records,
 whole batches unless share_acquire_mode is 1, record-limit) and answers the batches holding them
 with the acquired ranges and their delivery counts; acquisition_lock_timeout is the group's
-share.record.lock.duration.ms. With nothing to acquire the request waits up to max_wait_ms for
+share.record.lock.duration.ms. The request's acknowledgements are applied after this first
+acquisition (a record it releases is not acquired again by the same request, as in Kafka, where
+both run side by side). With nothing to acquire the request waits up to max_wait_ms for
 an append, a release or an expired lock. An incremental (epoch > 0) answer lists only the
 partitions with records, an error or an acknowledgement result.
 
@@ -84,7 +86,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     )
     if err:
         return _answer(R, err, lock_ms)
-    acks = acknowledge(ctx, gid, mid, request.topics, now) if has_acks else {}
+    acks: dict = {}
     keys = list(session.partitions)
     deadline = trio.current_time() + max(request.max_wait.total_seconds(), 0.0)
     record_limit = getattr(request, "share_acquire_mode", 0) == RECORD_LIMIT
@@ -111,6 +113,10 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
                     fetched[key] = got
                     budget -= sum(last - first + 1 for first, last, _ in got.acquired)
                     max_bytes -= len(got.records)
+            if has_acks:  # after the first pass, as Kafka acquires before it acknowledges: a
+                # record released here goes to the next fetch, not back into this one
+                acks = acknowledge(ctx, gid, mid, request.topics, now_ms())
+                has_acks = False
             left = deadline - trio.current_time()
             if fetched or left <= 0 or acks or errors:
                 break
