@@ -24,9 +24,8 @@ class Known:
 PROTOCOL_LINE = "to be fixed by the 4.4 protocol-line issue"
 # ---- why (FINDINGS.md has the longer story of each)
 API_MAX = f"Kafka 4.4 serves a newer version of this API; kafkapy stops at 4.0's ({PROTOCOL_LINE})"
-API_SHARE = ("the share coordinator's inter-broker APIs and the share group offset admin APIs "
-             "(KIP-932) are not served by kafkapy: its share-partition leader writes "
-             "__share_group_state in process")
+API_SHARE = ("the share coordinator's inter-broker APIs (KIP-932) are not served by kafkapy: "
+             "its share-partition leader writes __share_group_state in process")
 API_STREAMS = "the streams group protocol (KIP-1071) is not implemented by kafkapy"
 API_TOKENS = "delegation tokens are not implemented by kafkapy"
 API_ABSENT = f"API kafkapy does not serve ({PROTOCOL_LINE})"
@@ -101,12 +100,6 @@ KNOWN: list[Known] = [
           API_SHARE),
     Known('api_versions', 'api_keys.88:streams_group_heartbeat', '0..1', '<absent>', API_STREAMS),
     Known('api_versions', 'api_keys.89:streams_group_describe', '0..1', '<absent>', API_STREAMS),
-    Known('api_versions', 'api_keys.90:describe_share_group_offsets',
-          '0..1',
-          '<absent>',
-          API_SHARE),
-    Known('api_versions', 'api_keys.91:alter_share_group_offsets', '0..0', '<absent>', API_SHARE),
-    Known('api_versions', 'api_keys.92:delete_share_group_offsets', '0..0', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.93:unknown', '0..0', '<absent>', API_ABSENT),
     Known('api_versions', 'api_keys.94:unknown', '0..0', '<absent>', API_ABSENT),
     Known('api_versions', 'finalized_features.eligible.leader.replicas.version',

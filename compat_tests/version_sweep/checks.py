@@ -49,6 +49,9 @@ from .security import (
     check_sasl_handshake,
 )
 from .share_groups import (
+    check_alter_share_group_offsets,
+    check_delete_share_group_offsets,
+    check_describe_share_group_offsets,
     check_share_acknowledge,
     check_share_fetch,
     check_share_group_describe,
@@ -121,6 +124,9 @@ CHECKS = {
     "ShareGroupDescribe": check_share_group_describe,
     "ShareFetch": check_share_fetch,
     "ShareAcknowledge": check_share_acknowledge,
+    "DescribeShareGroupOffsets": check_describe_share_group_offsets,
+    "AlterShareGroupOffsets": check_alter_share_group_offsets,
+    "DeleteShareGroupOffsets": check_delete_share_group_offsets,
     "DescribeLogDirs": check_describe_log_dirs,
     "AlterReplicaLogDirs": check_alter_replica_log_dirs,
     "DescribeQuorum": check_describe_quorum,

@@ -143,3 +143,74 @@ def check_share_acknowledge(env: Env, v: int) -> None:
     assert opening.error_code == E.invalid_share_session_epoch, opening
     closed = _acknowledge(env, v, group, member, -1, topic_id, [])
     assert ok(closed.error_code), closed
+
+
+def _offsets_topic(env: Env, name: str) -> Any:
+    topic_id = create_topic(env, name)
+    produce(env, name, 0, seed_records(0, 5))
+    return topic_id
+
+
+def _describe_offsets(env: Env, v: int, group: str, topic: str | None) -> Any:
+    m = _schema("describe_share_group_offsets", v)
+    topics = None if topic is None else (
+        m.DescribeShareGroupOffsetsRequestTopic(topic_name=topic, partitions=(0,)),)
+    resp = env.request(m.DescribeShareGroupOffsetsRequest(groups=(
+        m.DescribeShareGroupOffsetsRequestGroup(group_id=group, topics=topics),)))
+    (g,) = resp.groups
+    return g
+
+
+def _alter_offsets(env: Env, group: str, topic: str, offset: int) -> Any:
+    m = _schema("alter_share_group_offsets", 0)
+    return env.request(m.AlterShareGroupOffsetsRequest(group_id=group, topics=(
+        m.AlterShareGroupOffsetsRequestTopic(topic_name=topic, partitions=(
+            m.AlterShareGroupOffsetsRequestPartition(partition_index=0, start_offset=offset),)),)))
+
+
+def _delete_offsets(env: Env, group: str, topic: str) -> Any:
+    m = _schema("delete_share_group_offsets", 0)
+    return env.request(m.DeleteShareGroupOffsetsRequest(group_id=group, topics=(
+        m.DeleteShareGroupOffsetsRequestTopic(topic_name=topic),)))
+
+
+def check_describe_share_group_offsets(env: Env, v: int) -> None:
+    group, topic = f"sweep-dsgo-{v}", f"sweep-dsgo-topic-{v}"
+    find_group_coordinator(env, group)
+    topic_id = _offsets_topic(env, topic)
+    g = _describe_offsets(env, v, group, topic)
+    (t,) = g.topics
+    assert ok(g.error_code) and t.topic_id == topic_id and t.partitions[0].start_offset == -1, g
+    assert ok(_alter_offsets(env, group, topic, 2).error_code)
+    for wanted in (topic, None):
+        (t,) = _describe_offsets(env, v, group, wanted).topics
+        (p,) = t.partitions
+        assert (t.topic_name, p.partition_index, p.start_offset) == (topic, 0, 2), t
+        if v >= 1:
+            assert p.lag == 3, p
+
+
+def check_alter_share_group_offsets(env: Env, v: int) -> None:
+    group, topic = f"sweep-asgo-{v}", f"sweep-asgo-topic-{v}"
+    find_group_coordinator(env, group)
+    _offsets_topic(env, topic)
+    resp = _alter_offsets(env, group, topic, 3)
+    assert ok(resp.error_code) and resp.responses[0].partitions[0].error_code == 0, resp
+    missing = _alter_offsets(env, group, "sweep-no-such-topic", 0)
+    assert missing.responses[0].partitions[0].error_code == E.unknown_topic_or_partition
+    member = _joined(env, group, topic)
+    busy = _alter_offsets(env, group, topic, 0)
+    assert busy.error_code == E.non_empty_group, busy
+    assert ok(_heartbeat(env, group, member, -1, None).error_code)
+
+
+def check_delete_share_group_offsets(env: Env, v: int) -> None:
+    group, topic = f"sweep-dlsgo-{v}", f"sweep-dlsgo-topic-{v}"
+    find_group_coordinator(env, group)
+    _offsets_topic(env, topic)
+    assert _delete_offsets(env, group, topic).error_code == E.group_id_not_found
+    assert ok(_alter_offsets(env, group, topic, 1).error_code)
+    resp = _delete_offsets(env, group, topic)
+    assert ok(resp.error_code) and resp.responses[0].error_code == 0, resp
+    (t,) = _describe_offsets(env, 1, group, topic).topics
+    assert t.partitions[0].start_offset == -1, t

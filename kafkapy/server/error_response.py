@@ -74,6 +74,8 @@ _SOURCES: dict[int, dict[str, str | None]] = {
     77: {"groups": "group_ids"},  # ShareGroupDescribe
     78: {"responses": None, "node_endpoints": None},  # ShareFetch: the top-level error only
     79: {"responses": None, "node_endpoints": None},  # ShareAcknowledge: likewise
+    91: {"responses": "topics"},  # AlterShareGroupOffsets
+    92: {"responses": "topics"},  # DeleteShareGroupOffsets
 }
 
 # Fields of a request item that identify it, copied into the response item (under the same

@@ -271,6 +271,23 @@ class ShareGroups:
         self._refresh(group, False)
         return E.none, None, group
 
+    def admin_group(
+        self, group_id: str, *, create: bool = False
+    ) -> tuple[int, str | None, ShareGroup | None]:
+        """The share group the offset admin APIs act on: (error, message, group or None when
+        it does not exist); ``create`` makes an empty one (AlterShareGroupOffsets)."""
+        if not group_id:
+            return E.invalid_group_id, None, None
+        err = self.state.partition_error(group_id)
+        if err:
+            return err, None, None
+        if group_id in self.state.groups:
+            return E.group_id_not_found, f"Group {group_id} is not a share group.", None
+        group = self.groups.get(group_id)
+        if group is None and create:
+            group = self.groups[group_id] = ShareGroup(group_id)
+        return E.none, None, group
+
     def listed(self) -> Iterable[ShareGroup]:
         return [g for g in self.groups.values() if self.state.owns(g.group_id)]
 

@@ -172,6 +172,33 @@ class SharePartitionManager:
             for t in plog.collect_aborted_txns(start, end)
         ]
 
+    # -- the admin APIs (Describe/Alter/DeleteShareGroupOffsets) --------------------------------
+    def group_states(self, group_id: str) -> dict[StateKey, SharePartition]:
+        """Every share-partition of the group with a state (loaded ones restored first)."""
+        for key in [k for k in (self._stored or {}) if k[0] == group_id]:
+            stored = self._stored.pop(key)  # type: ignore[union-attr]
+            sp = SharePartition.restore(
+                int(stored["start_offset"]), [tuple(r) for r in stored["runs"]]
+            )
+            sp.state_epoch = int(stored.get("state_epoch", 0))
+            self.partitions[key] = sp
+        return {k: sp for k, sp in self.partitions.items() if k[0] == group_id}
+
+    def reset_start(self, key: StateKey, start_offset: int, now_ms: int) -> bool:
+        """AlterShareGroupOffsets: the share-partition starts again at ``start_offset`` with
+        nothing in flight (a new state epoch)."""
+        old = self.group_states(key[0]).get(key)
+        sp = SharePartition(start_offset)
+        sp.state_epoch = (old.state_epoch + 1) if old is not None else 0
+        self.partitions[key] = sp
+        return self.persist(key, sp, now_ms)
+
+    def delete_state(self, key: StateKey, now_ms: int) -> bool:
+        """DeleteShareGroupOffsets: forget the share-partition (a tombstone)."""
+        self.group_states(key[0])
+        self.partitions.pop(key, None)
+        return self.state_log.write(key, None, now_ms)
+
     # -- releasing -----------------------------------------------------------------------------
     def release_member(self, group_id: str, member_id: str) -> None:
         """A member left (or its share session closed): release what it holds."""
