@@ -29,6 +29,13 @@ API_SHARE = ("the share coordinator's inter-broker APIs (KIP-932) are not served
 API_STREAMS = "the streams group protocol (KIP-1071) is not implemented by kafkapy"
 API_TOKENS = "delegation tokens are not implemented by kafkapy"
 API_ABSENT = f"API kafkapy does not serve ({PROTOCOL_LINE})"
+SHARE_INIT = ("Kafka 4.4 initializes a share group's partitions through its share coordinator "
+              "(InitializeShareGroupState) before it assigns them: a joining member gets group "
+              "epoch 2 and an empty assignment, the partitions on a later heartbeat; kafkapy's "
+              "share-partition leader keeps the state itself and assigns at once (epoch 1)")
+SHARE_SUMMARY = ("Kafka 4.4's DescribeShareGroupOffsets reads the share coordinator's summary, "
+                 "which still had start offset 2 right after the last acknowledgement; kafkapy "
+                 "answers the share-partition's current start offset (3)")
 FEATURES = ("kafkapy finalizes only group.version 1, share.version 2 and transaction.version 2 "
             "(the feature "
             "levels whose semantics it implements; no metadata.version: it has no KRaft metadata "
@@ -111,6 +118,23 @@ KNOWN: list[Known] = [
     Known('api_versions', 'supported_features.group.version', '<absent>', '1..1',
           FEATURE_RANGES),
     Known('api_versions', 'supported_features.metadata.version', '7..33', '<absent>', FEATURES),
+    # ---- share_group (KIP-932)
+    Known('share_group', 'describe.epochs.0', 2, 1, SHARE_INIT),
+    Known('share_group', 'describe.epochs.1', 2, 1, SHARE_INIT),
+    Known('share_group', 'describe.members.0.0', 2, 1, SHARE_INIT),
+    Known('share_group', 'describe.members.0.3', [], '<absent>', SHARE_INIT),
+    Known('share_group', 'describe.members.0.3.0.0', '<absent>', 0, SHARE_INIT),
+    Known('share_group', 'fenced.message',
+          'The share group member has a greater member epoch (7) than the one known by the '
+          'group coordinator (2). The member must abandon all its partitions and rejoin.',
+          'The share group member has a greater member epoch (6) than the one known by the '
+          'group coordinator (1). The member must abandon all its partitions and rejoin.',
+          SHARE_INIT),
+    Known('share_group', 'heartbeat.epoch', 2, 1, SHARE_INIT),
+    Known('share_group', 'join.assignment', [], '<absent>', SHARE_INIT),
+    Known('share_group', 'join.assignment.0', '<absent>', 0, SHARE_INIT),
+    Known('share_group', 'join.epoch', 2, 1, SHARE_INIT),
+    Known('share_group', 'offsets.topics.0.1.0.1', 2, 3, SHARE_SUMMARY),
     # ---- crafted_records (kafkapy refuses batches 4.4 stores and some readers cannot read)
     Known('crafted_records', 'header_value_length_minus3.base_offset',
           0, -1, STRICTER_HEADER_VALUE),

@@ -138,7 +138,9 @@ def check_share_acknowledge(env: Env, v: int) -> None:
     resp = _acknowledge(env, v, group, member, 2, topic_id, [(0, 2, ACCEPT)])
     assert ok(resp.error_code) and resp.responses[0].partitions[0].error_code == 0, resp
     twice = _acknowledge(env, v, group, member, 3, topic_id, [(0, 0, ACCEPT)])
-    assert twice.responses[0].partitions[0].error_code == E.invalid_record_state, twice
+    assert twice.responses[0].partitions[0].error_code == E.none, twice  # done: ignored
+    never = _acknowledge(env, v, group, member, 4, topic_id, [(7, 7, ACCEPT)])
+    assert never.responses[0].partitions[0].error_code == E.invalid_record_state, never
     opening = _acknowledge(env, v, group, member, 0, topic_id, [(0, 0, ACCEPT)])
     assert opening.error_code == E.invalid_share_session_epoch, opening
     closed = _acknowledge(env, v, group, member, -1, topic_id, [])

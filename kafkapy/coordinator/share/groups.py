@@ -98,8 +98,6 @@ def _validate(r: ShareHeartbeat) -> str | None:
         return "GroupId can't be empty."
     if r.rack_id is not None and not r.rack_id:
         return "RackId can't be empty."
-    if not r.member_id:
-        return "MemberId can't be empty."
     if r.member_epoch == 0 and not r.subscribed_topic_names:
         return "SubscribedTopicNames must be set in first request."
     if r.member_epoch < LEAVE_EPOCH:
@@ -124,6 +122,8 @@ class ShareGroups:
 
     # -- ShareGroupHeartbeat -------------------------------------------------------------------
     def heartbeat(self, r: ShareHeartbeat, now_ms: int) -> ShareHeartbeatResult:
+        if not r.member_id:  # refused before the coordinator, without a message, as Kafka does
+            return ShareHeartbeatResult(E.invalid_request)
         msg = _validate(r)
         if msg is not None:
             return ShareHeartbeatResult(E.invalid_request, msg)

@@ -12,8 +12,9 @@ acquisition counts as a delivery; control batches are archived without delivery)
 expires, or a RELEASE, makes the record AVAILABLE again, unless it reached
 ``share.delivery.count.limit`` deliveries: then it is ARCHIVED (a poison record is not delivered
 forever). ACCEPT acknowledges, REJECT and GAP archive, RENEW extends the lock. Only the member
-holding a record's lock may acknowledge it (else INVALID_RECORD_STATE). The start offset moves
-past every leading acknowledged or archived offset.
+holding a record's lock may acknowledge it (else INVALID_RECORD_STATE); offsets below the start
+offset are done already and are ignored, as Kafka does. The start offset moves past every
+leading acknowledged or archived offset.
 
 ``snapshot()``/``restore()`` give the state the share coordinator keeps durable: acquired
 records are kept as AVAILABLE (a restart ends every lock) with their delivery counts.
@@ -174,6 +175,8 @@ class SharePartition:
                 kind = types[0] if len(types) == 1 else types[i]
                 if kind not in (GAP, ACCEPT, RELEASE, REJECT, RENEW):
                     return E.invalid_request, f"Invalid acknowledge type: {kind}"
+                if off < self.start_offset:
+                    continue  # already acknowledged or archived: Kafka answers NONE for it
                 rec = self.records.get(off)
                 if rec is None or rec.state != ACQUIRED or rec.member_id != member_id:
                     return (

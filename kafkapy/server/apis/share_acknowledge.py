@@ -28,6 +28,8 @@ from .share_common import acknowledge, leader_of, manager
 
 
 def _answer(R: Any, code: int, lock_ms: int, topics: Any = ()) -> Any:
+    if code:  # a request refused as a whole says no lock timeout, as Kafka's
+        lock_ms = 0
     return build(
         R.ShareAcknowledgeResponse, throttle_time=THROTTLE_NONE, error_code=ErrorCode(code),
         error_message=None, acquisition_lock_timeout=datetime.timedelta(milliseconds=lock_ms),
@@ -63,6 +65,8 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     for t in request.topics:
         info = ctx.broker.topics.get_by_id(t.topic_id) if t.topic_id is not None else None
         for p in t.partitions:
+            if not p.acknowledgement_batches:  # nothing to answer for it, as in Kafka
+                continue
             err, msg = acks.get((t.topic_id, p.partition_index), (ErrorCode.none, None))
             leader, leader_epoch = leader_of(ctx, info, p.partition_index)
             by_topic.setdefault(t.topic_id, []).append(build(

@@ -9,8 +9,9 @@ expired or that were released, then new records up to the high watermark; at mos
 whole batches unless share_acquire_mode is 1, record-limit) and answers the batches holding them
 with the acquired ranges and their delivery counts; acquisition_lock_timeout is the group's
 share.record.lock.duration.ms. The request's acknowledgements are applied after this first
-acquisition (a record it releases is not acquired again by the same request, as in Kafka, where
-both run side by side). With nothing to acquire the request waits up to max_wait_ms for
+acquisition, as Kafka runs both side by side: a record the request releases is not taken back
+by its first pass, only by its wait when nothing else came. With nothing to acquire the request
+waits up to max_wait_ms for
 an append, a release or an expired lock. An incremental (epoch > 0) answer lists only the
 partitions with records, an error or an acknowledgement result.
 
@@ -43,6 +44,8 @@ RECORD_LIMIT = 1
 
 
 def _answer(R: Any, code: int, lock_ms: int, topics: Any = (), message: str | None = None) -> Any:
+    if code:  # a request refused as a whole says no lock timeout, as Kafka's
+        lock_ms = 0
     return build(
         R.ShareFetchResponse, throttle_time=THROTTLE_NONE, error_code=ErrorCode(code),
         error_message=message, acquisition_lock_timeout=datetime.timedelta(milliseconds=lock_ms),
@@ -118,7 +121,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
                 acks = acknowledge(ctx, gid, mid, request.topics, now_ms())
                 has_acks = False
             left = deadline - trio.current_time()
-            if fetched or left <= 0 or acks or errors:
+            if fetched or left <= 0 or errors:
                 break
             lock_at = mgr.next_deadline([(gid, t, p) for t, p in keys])
             wake = deadline

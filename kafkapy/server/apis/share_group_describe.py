@@ -38,7 +38,7 @@ def _assignment(R: Any, topics: Any, a: Any) -> Any:
 def _failed(R: Any, gid: str, code: int, message: str | None) -> Any:
     return build(
         R.DescribedGroup, error_code=code, error_message=message, group_id=gid,
-        group_state="Dead", group_epoch=-1, assignment_epoch=-1, assignor_name="", members=(),
+        group_state="", group_epoch=0, assignment_epoch=0, assignor_name="", members=(),
         authorized_operations=NOT_REQUESTED,
     )
 
