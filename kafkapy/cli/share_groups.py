@@ -91,7 +91,7 @@ class ShareGroupCommand:
         return list(self.opts.group or [])
 
     # -- list ----------------------------------------------------------------------------------
-    def list(self) -> None:
+    def list_all(self) -> None:
         listed = self.client.list_groups()
         if self.opts.state is None:
             for g, _ in listed:
@@ -280,7 +280,7 @@ def main(argv: list[str]) -> int:
         raise CliError("Option [group] must be specified (or --all-groups).")
     cmd = ShareGroupCommand(opts)
     try:
-        getattr(cmd, actions[0])()
+        getattr(cmd, "list_all" if actions[0] == "list" else actions[0])()
     finally:
         cmd.client.close()
     return cmd.exit

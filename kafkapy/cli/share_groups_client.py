@@ -23,6 +23,12 @@ from kafkapy.cli.common import CliError
 from kafkapy.cli.wire import Connection, connect_any
 from kafkapy.protocol.errors import ErrorCode
 
+
+def make(cls: Any, **fields: Any) -> Any:
+    """A kio request entity (its fields are typed with kio's NewTypes)."""
+    return cls(**fields)
+
+
 RETRIABLE = frozenset({ErrorCode.coordinator_load_in_progress, ErrorCode.not_coordinator,
                        ErrorCode.coordinator_not_available})
 
@@ -45,8 +51,8 @@ class ShareGroupClient:
     # -- the cluster -----------------------------------------------------------------------
     def metadata(self, topics: list[str] | None) -> Any:
         names = None if topics is None else tuple(
-            metadata_req.MetadataRequestTopic(topic_id=None, name=t) for t in topics)
-        return self.conn.request(metadata_req.MetadataRequest(
+            make(metadata_req.MetadataRequestTopic, topic_id=None, name=t) for t in topics)
+        return self.conn.request(make(metadata_req.MetadataRequest,
             topics=names, allow_auto_topic_creation=False,
             include_topic_authorized_operations=False))
 
@@ -61,7 +67,7 @@ class ShareGroupClient:
             return self._coordinators[group]
         deadline = time.monotonic() + self.timeout_s
         while True:
-            resp = self.conn.request(find_req.FindCoordinatorRequest(
+            resp = self.conn.request(make(find_req.FindCoordinatorRequest,
                 key_type=0, coordinator_keys=(group,)))
             (c,) = resp.coordinators
             if c.error_code == ErrorCode.none:
@@ -90,7 +96,7 @@ class ShareGroupClient:
         out: dict[str, str] = {}
         for b in md.brokers:
             conn = self._broker(b.node_id, b.host, b.port)
-            resp = conn.request(list_req.ListGroupsRequest(states_filter=(),
+            resp = conn.request(make(list_req.ListGroupsRequest, states_filter=(),
                                                            types_filter=("share",)))
             for g in resp.groups:
                 out[g.group_id] = g.group_state
@@ -99,7 +105,7 @@ class ShareGroupClient:
     def describe(self, group: str) -> Any:
         resp = self._retrying(
             group,
-            lambda c: c.request(describe_req.ShareGroupDescribeRequest(
+            lambda c: c.request(make(describe_req.ShareGroupDescribeRequest,
                 group_ids=(group,), include_authorized_operations=False)),
             lambda r: r.groups[0].error_code)
         return resp.groups[0]
@@ -107,8 +113,9 @@ class ShareGroupClient:
     def start_offsets(self, group: str) -> Any:
         resp = self._retrying(
             group,
-            lambda c: c.request(offsets_req.DescribeShareGroupOffsetsRequest(groups=(
-                offsets_req.DescribeShareGroupOffsetsRequestGroup(group_id=group, topics=None),
+            lambda c: c.request(make(offsets_req.DescribeShareGroupOffsetsRequest, groups=(
+                make(offsets_req.DescribeShareGroupOffsetsRequestGroup, group_id=group,
+                     topics=None),
             ))),
             lambda r: r.groups[0].error_code)
         return resp.groups[0]
@@ -117,22 +124,22 @@ class ShareGroupClient:
         by_topic: dict[str, list[Any]] = {}
         for (topic, p), off in sorted(offsets.items()):
             by_topic.setdefault(topic, []).append(
-                alter_req.AlterShareGroupOffsetsRequestPartition(partition_index=p,
+                make(alter_req.AlterShareGroupOffsetsRequestPartition, partition_index=p,
                                                                  start_offset=off))
-        req = alter_req.AlterShareGroupOffsetsRequest(group_id=group, topics=tuple(
-            alter_req.AlterShareGroupOffsetsRequestTopic(topic_name=t, partitions=tuple(ps))
+        req = make(alter_req.AlterShareGroupOffsetsRequest, group_id=group, topics=tuple(
+            make(alter_req.AlterShareGroupOffsetsRequestTopic, topic_name=t, partitions=tuple(ps))
             for t, ps in by_topic.items()))
         return self._retrying(group, lambda c: c.request(req), lambda r: r.error_code)
 
     def delete_offsets(self, group: str, topics: list[str]) -> Any:
-        req = delete_req.DeleteShareGroupOffsetsRequest(group_id=group, topics=tuple(
-            delete_req.DeleteShareGroupOffsetsRequestTopic(topic_name=t) for t in topics))
+        req = make(delete_req.DeleteShareGroupOffsetsRequest, group_id=group, topics=tuple(
+            make(delete_req.DeleteShareGroupOffsetsRequestTopic, topic_name=t) for t in topics))
         return self._retrying(group, lambda c: c.request(req), lambda r: r.error_code)
 
     def delete_group(self, group: str) -> int:
         resp = self._retrying(
             group,
-            lambda c: c.request(delete_groups_req.DeleteGroupsRequest(groups_names=(group,))),
+            lambda c: c.request(make(delete_groups_req.DeleteGroupsRequest, groups_names=(group,))),
             lambda r: r.results[0].error_code)
         return int(resp.results[0].error_code)
 
@@ -149,9 +156,9 @@ class ShareGroupClient:
             if b is None:
                 continue
             conn = self._broker(b.node_id, b.host, b.port)
-            resp = conn.request(list_offsets_req.ListOffsetsRequest(
-                replica_id=-1, isolation_level=0, topics=(list_offsets_req.ListOffsetsTopic(
-                    name=tp[0], partitions=(list_offsets_req.ListOffsetsPartition(
+            resp = conn.request(make(list_offsets_req.ListOffsetsRequest,
+                replica_id=-1, isolation_level=0, topics=(make(list_offsets_req.ListOffsetsTopic,
+                    name=tp[0], partitions=(make(list_offsets_req.ListOffsetsPartition,
                         partition_index=tp[1], current_leader_epoch=-1,
                         timestamp=timestamp),)),)))
             p = resp.topics[0].partitions[0]

@@ -75,10 +75,10 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             return _answer(R, ErrorCode.invalid_request, lock_ms)
         if mgr.sessions.get(gid, mid) is None:
             return _answer(R, ErrorCode.share_session_not_found, lock_ms)
-        acks = acknowledge(ctx, gid, mid, request.topics, now)
+        final_acks = acknowledge(ctx, gid, mid, request.topics, now)
         mgr.sessions.close(gid, mid)
         mgr.release_member(gid, mid)
-        return _answer(R, ErrorCode.none, lock_ms, _topics(R, ctx, {}, {}, acks, None))
+        return _answer(R, ErrorCode.none, lock_ms, _topics(R, ctx, {}, {}, final_acks, None))
     if epoch == INITIAL_EPOCH and has_acks:
         return _answer(R, ErrorCode.invalid_request, lock_ms)
     if epoch < FINAL_EPOCH:
