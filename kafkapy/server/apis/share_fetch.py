@@ -81,8 +81,6 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         return _answer(R, ErrorCode.none, lock_ms, _topics(R, ctx, {}, {}, final_acks, None))
     if epoch == INITIAL_EPOCH and has_acks:
         return _answer(R, ErrorCode.invalid_request, lock_ms)
-    if epoch < FINAL_EPOCH:
-        return _answer(R, ErrorCode.invalid_share_session_epoch, lock_ms)
     _, new_errors = topic_errors(ctx, requested)
     err, session, full = mgr.sessions.open_or_update(
         gid, mid, epoch, [k for k in requested if k not in new_errors], forgotten
