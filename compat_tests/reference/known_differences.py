@@ -31,8 +31,6 @@ API_ABSENT = f"API kafkapy does not serve ({PROTOCOL_LINE})"
 FEATURES = ("kafkapy finalizes only group.version 1 and transaction.version 2 (the feature "
             "levels whose semantics it implements; no metadata.version: it has no KRaft metadata "
             "log)")
-API_TXN_OFFSET_COMMIT_V6 = ("TxnOffsetCommit v6 names topics by id (KIP-1319); kafkapy serves up "
-                            "to v5 (transactions version 2)")
 FEATURE_RANGES = ("kafkapy supports only the feature levels it implements (group.version 1, "
                   "share.version 0 ...), where 4.4 supports 0 up to its default levels: "
                   "UpdateFeatures refuses other levels with 'only supports versions A-B'")
@@ -79,8 +77,6 @@ KNOWN: list[Known] = [
           '<absent>',
           MIN_ISR_CLUSTER_DEFAULT),
     # ---- api_versions
-    Known('api_versions', 'api_keys.28:txn_offset_commit', '0..6', '0..5',
-          API_TXN_OFFSET_COMMIT_V6),
     Known('api_versions', 'api_keys.38:create_delegation_token', '1..3', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.39:renew_delegation_token', '1..2', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.40:expire_delegation_token', '1..2', '<absent>', API_TOKENS),
@@ -109,7 +105,6 @@ KNOWN: list[Known] = [
     Known('api_versions', 'api_keys.91:alter_share_group_offsets', '0..0', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.92:delete_share_group_offsets', '0..0', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.93:unknown', '0..0', '<absent>', API_ABSENT),
-    Known('api_versions', 'api_keys.94:unknown', '0..0', '<absent>', API_ABSENT),
     Known('api_versions', 'finalized_features.eligible.leader.replicas.version',
           '1..1',
           '<absent>',
