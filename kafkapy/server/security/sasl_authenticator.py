@@ -41,9 +41,11 @@ from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.headers import API_VERSIONS_KEY, parse_request_header, response_header
 from kafkapy.protocol.wire import INT16, DecodeError
 from kafkapy.security.listener_security import ListenerSecurity
+from kafkapy.security.oauthbearer import OAuthBearerServer
 from kafkapy.security.plain import PlainServer
 from kafkapy.security.principal import KafkaPrincipal
 from kafkapy.security.sasl import (
+    OAUTHBEARER,
     PLAIN,
     SaslAuthenticationError,
     SaslCredentialError,
@@ -232,6 +234,8 @@ class Authenticator:
     def _new_server(self, mechanism: str) -> SaslServer:
         if mechanism == PLAIN:
             return PlainServer(self.listener.plain_users.get)
+        if mechanism == OAUTHBEARER and self.listener.oauth_validator is not None:
+            return OAuthBearerServer(self.listener.oauth_validator)
         return ScramServer(mechanism, self.broker.scram_credentials.get)
 
     # -- the exchange ------------------------------------------------------------------------
@@ -283,6 +287,23 @@ class Authenticator:
             ),
         )
 
+    def _session_lifetime_ms(self, server: SaslServer) -> int:
+        """Kafka's ReauthInfo: the session lasts connections.max.reauth.ms for the mechanism,
+        or until the credential expires (an OAUTHBEARER token's exp), whichever comes first;
+        sets when the session expires (None: never). 0 in the answer means no limit."""
+        max_reauth = self.listener.reauth_ms.get(server.mechanism, 0)
+        expiry_ms: int | None = getattr(server, "credential_expiry_ms", None)
+        if expiry_ms is None and max_reauth <= 0:
+            self.expires_at = None
+            return 0
+        if expiry_ms is None:
+            lifetime_ms = max_reauth
+        else:
+            remaining = max(0, expiry_ms - int(time.time() * 1000))
+            lifetime_ms = min(remaining, max_reauth) if max_reauth > 0 else remaining
+        self.expires_at = time.monotonic() + lifetime_ms / 1000
+        return lifetime_ms
+
     def _complete(self, server: SaslServer) -> int:
         """Take the authenticated principal; the session lifetime in ms (0: unlimited)."""
         principal = KafkaPrincipal.user(server.authorization_id)
@@ -294,8 +315,7 @@ class Authenticator:
             )
         self.session.principal = principal
         self.session.sasl_mechanism = server.mechanism
-        lifetime_ms = self.listener.reauth_ms.get(server.mechanism, 0)
-        self.expires_at = time.monotonic() + lifetime_ms / 1000 if lifetime_ms > 0 else None
+        lifetime_ms = self._session_lifetime_ms(server)
         log.debug(
             "%s peer=%s listener=%s principal=%s mechanism=%s",
             "re-authenticated" if self.reauthenticating else "authenticated",
