@@ -262,3 +262,23 @@ def test_a_token_expiring_mid_session_ends_the_session(broker) -> None:
             include_topic_authorized_operations=False)).brokers) == 1
         lapsed.send_frame(_metadata_frame())
         assert lapsed.is_closed_by_peer(5)
+
+
+def test_a_rotated_signing_key_is_fetched_from_the_jwks(broker, issuer, pki) -> None:
+    """The provider rotates its key: a token naming the new key id is refused while the broker's
+    key set lacks it, and that asks for an early refresh of the set (Kafka's resolver does the
+    same); once fetched, the new key's tokens are accepted. (Last in the module: it rotates.)"""
+    fetched = issuer.jwks_requests
+    issuer.key, issuer.kid = new_key(), "test-key-2"
+    token = issuer.mint({"sub": "alice"})
+    with secured_raw(broker, pki) as raw:
+        first, _ = authenticate(raw, token)
+        assert first.auth_bytes == b'{"status":"invalid_token"}'
+    deadline = time.monotonic() + 10
+    while issuer.jwks_requests == fetched and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert issuer.jwks_requests > fetched
+    time.sleep(0.3)
+    with secured_raw(broker, pki) as raw:
+        first, final = authenticate(raw, token)
+        assert first.error_code == 0 and first.auth_bytes == b"" and final is None
