@@ -20,7 +20,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 AUDIENCE = "kafka-cluster"
-CLIENTS = {"alice": "alice-secret", "bob": "bob-secret"}
+CLIENTS = {"alice": "alice-secret", "admin": "admin-secret"}
 
 
 def unsecured_token(claims: dict[str, Any]) -> str:

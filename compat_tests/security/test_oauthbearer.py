@@ -264,6 +264,71 @@ def test_a_token_expiring_mid_session_ends_the_session(broker) -> None:
         assert lapsed.is_closed_by_peer(5)
 
 
+def test_kafka_python_with_a_token_provider(broker, issuer, pki) -> None:
+    """kafka-python's OAUTHBEARER (an AbstractTokenProvider, with a KIP-342 extension): a JWT
+    from the provider on the SASL_SSL listener, an unsecured token on the SASL_PLAINTEXT one."""
+    from kafka.net.sasl.oauth import AbstractTokenProvider
+
+    from compat_tests.security.helpers import kafka_python_round_trip
+
+    class Provider(AbstractTokenProvider):
+        def __init__(self, token: str) -> None:
+            self._token = token
+
+        def token(self) -> str:
+            return self._token
+
+        def extensions(self) -> dict[str, str]:
+            return {"traceId": "kafka-python"}
+
+    now = int(time.time())
+    for common in (
+        {"bootstrap_servers": broker.secured, "security_protocol": "SASL_SSL",
+         "ssl_cafile": pki.ca,
+         "sasl_oauth_token_provider": Provider(issuer.mint({"sub": "admin"}))},
+        {"bootstrap_servers": broker.unsecured, "security_protocol": "SASL_PLAINTEXT",
+         "sasl_oauth_token_provider": Provider(
+             unsecured_token({"sub": "admin", "iat": now, "exp": now + 600}))},
+    ):
+        topic = f"kp-oauth-{uuid.uuid4().hex[:8]}"
+        got = kafka_python_round_trip({**common, "sasl_mechanism": "OAUTHBEARER"}, topic,
+                                      [b"1", b"2"])
+        assert got == [b"1", b"2"]
+
+
+def test_java_client_unsecured_and_oidc(broker, issuer, pki, tmp_path) -> None:
+    """Kafka 4.4's Java producer: the unsecured login (OAuthBearerLoginModule with
+    unsecuredLoginStringClaim_sub) on SASL_PLAINTEXT, and OAuthBearerLoginCallbackHandler's
+    client credentials from the provider's token endpoint on SASL_SSL."""
+    import subprocess
+
+    from compat_tests.suites import jvm
+
+    jvm.require_kafka_jvm()
+    unsecured = tmp_path / "unsecured.properties"
+    unsecured.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+        f'sasl.jaas.config={MODULE} required unsecuredLoginStringClaim_sub="admin";\n')
+    oidc = tmp_path / "oidc.properties"
+    oidc.write_text(
+        "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n"
+        f"ssl.truststore.type=PEM\nssl.truststore.location={pki.ca}\n"
+        "sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer."
+        "OAuthBearerLoginCallbackHandler\n"
+        f"sasl.oauthbearer.token.endpoint.url={issuer.token_url}\n"
+        f"sasl.jaas.config={MODULE} required clientId=\"admin\" clientSecret=\"admin-secret\";\n")
+    for bootstrap, config in ((broker.unsecured, unsecured), (broker.secured, oidc)):
+        command = jvm.java_command("org.apache.kafka.tools.ProducerPerformance")
+        command.insert(1, f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={issuer.token_url}")
+        produced = subprocess.run(
+            [*command, "--topic", f"java-oauth-{uuid.uuid4().hex[:6]}", "--num-records", "20",
+             "--record-size", "10", "--throughput", "-1", "--bootstrap-server", bootstrap,
+             "--command-property", "acks=all", "--command-config", str(config)],
+            capture_output=True, text=True, timeout=120)
+        assert produced.returncode == 0, produced.stderr[-2000:]
+        assert "20 records sent" in produced.stdout
+
+
 def test_a_rotated_signing_key_is_fetched_from_the_jwks(broker, issuer, pki) -> None:
     """The provider rotates its key: a token naming the new key id is refused while the broker's
     key set lacks it, and that asks for an early refresh of the set (Kafka's resolver does the
