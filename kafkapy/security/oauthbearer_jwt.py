@@ -162,7 +162,7 @@ class JwtValidator:
         kid = header.get("kid")
         candidates = [
             k for k, declared in self.keys.keys_for(kid)
-            if alg in _FAMILIES.get(k.key_type, ()) and declared in (alg, None)
+            if alg in _FAMILIES.get(k.key_type or "", ()) and declared in (alg, None)
         ]
         if not candidates:
             raise TokenRefused(
