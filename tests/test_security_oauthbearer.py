@@ -22,7 +22,11 @@ from kafkapy.security.oauthbearer import (
 )
 from kafkapy.security.oauthbearer_jwt import JwtValidator, build_jwt_validator
 from kafkapy.security.oauthbearer_unsecured import UnsecuredValidator
-from kafkapy.security.sasl import SaslAuthenticationError, SaslCredentialError
+from kafkapy.security.sasl import (
+    SaslAuthenticationError,
+    SaslCredentialError,
+    SaslServerFailure,
+)
 
 MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
@@ -42,11 +46,12 @@ def test_client_first_message_with_authzid_and_extensions() -> None:
     for bad, reason in [
         (b"n,,\x01auth=Bearer x\x01", "Invalid OAUTHBEARER client first message"),
         (b"n,,\x01traceId=1\x01\x01", "'auth' not specified"),
-        (b"n,,\x01auth=Basic x\x01\x01", "Invalid scheme"),
         (b"n,,\x01auth=Bearer a b\x01\x01", "invalid 'auth' format"),
     ]:
         with pytest.raises(SaslCredentialError, match=reason):
             parse_initial_response(bad)
+    with pytest.raises(SaslServerFailure, match="Invalid scheme"):
+        parse_initial_response(b"n,,\x01auth=Basic x\x01\x01")
 
 
 def test_refused_token_gets_the_error_document_then_fails_on_control_a() -> None:

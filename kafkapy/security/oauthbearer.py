@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .sasl import OAUTHBEARER, SaslAuthenticationError, SaslCredentialError
+from .sasl import OAUTHBEARER, SaslAuthenticationError, SaslCredentialError, SaslServerFailure
 
 OAUTHBEARER_LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 VALIDATOR_CALLBACK_HANDLER = (
@@ -101,7 +101,9 @@ def parse_initial_response(data: bytes) -> InitialResponse:
     if am is None:
         raise SaslCredentialError("Invalid OAUTHBEARER client first message: invalid 'auth' format")
     if am.group("scheme").lower() != "bearer":
-        raise SaslCredentialError("Invalid scheme in OAUTHBEARER client first message")
+        # Kafka 4.4 formats this message from a group its pattern lacks, and the exception
+        # that raises closes the connection unanswered (SaslServerFailure)
+        raise SaslServerFailure("Invalid scheme in OAUTHBEARER client first message")
     return InitialResponse(am.group("token"), m.group("authzid") or "", pairs)
 
 

@@ -34,6 +34,11 @@ class SaslCredentialError(Exception):
     """Authentication failed for a reason not to be shown to the client."""
 
 
+class SaslServerFailure(Exception):
+    """An unexpected failure inside the mechanism (a Java exception other than SaslException in
+    Kafka's SaslServer): Kafka closes the connection at once, without an answer."""
+
+
 def generic_failure(mechanism: str, reauthenticating: bool = False) -> str:
     """Kafka's message for a failure whose reason stays on the server."""
     what = "re-authentication" if reauthenticating else "authentication"

@@ -50,6 +50,7 @@ from kafkapy.security.sasl import (
     SaslAuthenticationError,
     SaslCredentialError,
     SaslServer,
+    SaslServerFailure,
     generic_failure,
 )
 from kafkapy.security.scram import ScramServer
@@ -274,6 +275,8 @@ class Authenticator:
                     ),
                 )
             raise AuthenticationFailed(str(e), response) from None
+        except SaslServerFailure as e:
+            raise CloseConnection(f"SASL {server.mechanism} failed: {e}") from None
         if R is None:
             return [challenge]  # v0: the raw token, size-prefixed
         return self._respond(
@@ -281,7 +284,7 @@ class Authenticator:
             build(
                 R.SaslAuthenticateResponse,
                 error_code=ErrorCode.none,
-                error_message=None,
+                error_message="",  # Kafka's default for the field, also on success
                 auth_bytes=challenge,
                 session_lifetime=datetime.timedelta(milliseconds=lifetime_ms),
             ),
