@@ -272,6 +272,14 @@ def build_jwt_validator(
         _long(settings, "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", 10_000),
     )
     if keys.file is not None:
+        for broken, what in ((not keys.file.exists(), "doesn't exist"),
+                             (keys.file.is_dir(), "is a directory, not a file"),
+                             (not os.access(keys.file, os.R_OK), "doesn't have read permission")):
+            if broken:
+                raise OAuthConfigError(
+                    f"The OAuth configuration option {JWKS_URL} contains a file ({keys.file}) "
+                    f"that {what}"
+                )
         try:
             keys.load_file()
         except (OSError, ValueError) as e:
