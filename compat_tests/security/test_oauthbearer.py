@@ -264,6 +264,30 @@ def test_a_token_expiring_mid_session_ends_the_session(broker) -> None:
         assert lapsed.is_closed_by_peer(5)
 
 
+def test_librdkafka_renews_a_short_token_and_reauthenticates(broker) -> None:
+    """An unsecured token of 5 s: librdkafka refreshes it and re-authenticates on its open
+    connections (KIP-368) before each session ends; the producer never sees an error and no
+    connection of it is closed for an expired session."""
+    from confluent_kafka import Producer
+
+    errors: list[str] = []
+    expired_before = broker.log_text().count("SASL session expired")
+    producer = Producer({
+        **unsecured_conf(broker, "admin", **{"sasl.oauthbearer.config":
+                                             "principal=admin lifeSeconds=5"}),
+        "error_cb": lambda e: errors.append(e.str()),
+    })
+    topic = f"oauth-renew-{uuid.uuid4().hex[:8]}"
+    deadline, sent = time.monotonic() + 8, 0
+    while time.monotonic() < deadline:
+        producer.produce(topic, b"x")
+        sent += 1
+        producer.poll(0.2)
+    assert producer.flush(15) == 0
+    assert errors == [] and sent > 20
+    assert broker.log_text().count("SASL session expired") == expired_before
+
+
 def test_kafka_python_with_a_token_provider(broker, issuer, pki) -> None:
     """kafka-python's OAUTHBEARER (an AbstractTokenProvider, with a KIP-342 extension): a JWT
     from the provider on the SASL_SSL listener, an unsecured token on the SASL_PLAINTEXT one."""
