@@ -23,7 +23,8 @@ credentials" one when the reason must stay on the server, as for SCRAM's unknown
 proofs). Frames before authentication are limited to sasl.server.max.receive.size.
 
 After authentication the principal is ``User:<authorization id>`` and frames go to dispatch.
-With connections.max.reauth.ms set, SaslAuthenticate reports the session lifetime; a client
+With connections.max.reauth.ms set, or a credential that expires (an OAUTHBEARER token), the
+session lasts the smaller of the two and SaslAuthenticate reports that lifetime; a client
 re-authenticates (KIP-368) by sending SaslHandshake again on the same connection, with the same
 mechanism and principal, at most once a second; any other request after the session expired
 closes the connection. SaslHandshake and SaslAuthenticate that are not part of an exchange reach
