@@ -36,9 +36,6 @@ FEATURE_RANGES = ("kafkapy supports only the feature levels it implements (group
                   "UpdateFeatures refuses other levels with 'only supports versions A-B'")
 FETCH_PARTIAL_BATCH = ("Kafka 4.4 fills a fetch up to the byte limit with log bytes, ending in a "
                        "partial batch clients drop; kafkapy sends whole batches only")
-OTHER_BROKER_ALTER = ("Kafka 4.4 refuses a broker-config alter naming another broker's id "
-                      "(a client sends it to that broker); kafkapy accepts it, as ZooKeeper mode "
-                      "let any broker write any broker's configs")
 STRICTER = ("kafkapy refuses (INVALID_RECORD) a batch Kafka 4.4 accepts and stores, because "
             "readers then fail on it")
 STRICTER_OFFSET_DELTAS = (f"{STRICTER}: offset deltas 0,5 in an uncompressed batch (librdkafka "
@@ -182,11 +179,6 @@ KNOWN: list[Known] = [
           FETCH_PARTIAL_BATCH),
     Known('fetch_limits', 'response_limit_two_batches.0.partial_tail', True, False,
           FETCH_PARTIAL_BATCH),
-    # ---- alter_broker_configs
-    Known('alter_broker_configs', 'other_broker.error_code', 'invalid_request', 'none',
-          OTHER_BROKER_ALTER),
-    Known('alter_broker_configs', 'other_broker.error_message',
-          'Unexpected broker id, expected 1, but received 7', None, OTHER_BROKER_ALTER),
     # ---- update_features
     _feature_update('v0.above_every_level', '9 for feature group.version',
                     f'{LOCAL} only supports versions 0-1', f'{LOCAL} only supports versions 1-1'),
