@@ -22,7 +22,8 @@ exchange is answered with SASL_AUTHENTICATION_FAILED and a message (the generic 
 credentials" one when the reason must stay on the server, as for SCRAM's unknown users and bad
 proofs). Frames before authentication are limited to sasl.server.max.receive.size.
 
-After authentication the principal is ``User:<authorization id>`` and frames go to dispatch.
+After authentication the principal is ``User:<authorization id>`` (for a delegation token, its
+owner's name, marked token-authenticated) and frames go to dispatch.
 With connections.max.reauth.ms set, SaslAuthenticate reports the session lifetime; a client
 re-authenticates (KIP-368) by sending SaslHandshake again on the same connection, with the same
 mechanism and principal, at most once a second; any other request after the session expired
@@ -232,7 +233,8 @@ class Authenticator:
     def _new_server(self, mechanism: str) -> SaslServer:
         if mechanism == PLAIN:
             return PlainServer(self.listener.plain_users.get)
-        return ScramServer(mechanism, self.broker.scram_credentials.get)
+        tokens = self.broker.delegation_tokens
+        return ScramServer(mechanism, self.broker.scram_credentials.get, tokens.scram_token)
 
     # -- the exchange ------------------------------------------------------------------------
     def _authenticate_request(self, header: Any, frame: bytearray) -> list[bytes]:
@@ -286,6 +288,8 @@ class Authenticator:
     def _complete(self, server: SaslServer) -> int:
         """Take the authenticated principal; the session lifetime in ms (0: unlimited)."""
         principal = KafkaPrincipal.user(server.authorization_id)
+        if getattr(server, "token_authenticated", False):  # SCRAM with a delegation token
+            principal = KafkaPrincipal(principal.principal_type, principal.name, True)
         if self.reauthenticating and principal != self.session.principal:
             old = self.session.principal
             raise SaslAuthenticationError(
