@@ -5,7 +5,8 @@ delegation tokens with Kafka's DelegationTokenCommand's flags and output.
   User:y]`` (CreateDelegationToken v3);
 - ``--renew --hmac H --renew-time-period MS`` (RenewDelegationToken v2);
 - ``--expire --hmac H --expiry-time-period MS`` (ExpireDelegationToken v2; -1 expires at once);
-- ``--describe [--owner-principal User:x ...]`` (DescribeDelegationToken v3).
+- ``--describe [--owner-principal User:x ...]`` (DescribeDelegationToken v3; without an owner
+  the request names no owner, so, as with Kafka 4.4's tool, no token is listed).
 
 ``--bootstrap-server`` and ``--command-config`` are required, as in Kafka: brokers hand tokens
 only to SASL or mutual-TLS connections. Tokens print as Kafka prints them: a header line
@@ -21,6 +22,7 @@ import argparse
 import base64
 import binascii
 import datetime
+import struct
 import sys
 import time
 from typing import Any
@@ -56,6 +58,18 @@ def _check(error_code: int) -> None:
     if code:
         name, message = _FAILURES.get(code, ("KafkaException", f"error code {code}"))
         raise TokenFailure(f"{ERRORS}{name}: {message}")
+
+
+def _call(conn: Connection, request: Any) -> Any:
+    """The response, after its error code (every token response's first field) is checked: a
+    refusal carries -1 timestamps, which kio's timestamp fields do not read."""
+    from kio.index import load_response_schema
+    from kio.serial import entity_reader
+
+    frame, pos = conn.request_raw(request)
+    _check(struct.unpack_from(">h", frame, pos)[0])
+    schema = load_response_schema(request.__api_key__, request.__version__)
+    return entity_reader(schema)(frame, pos)[0]
 
 
 def date(ms: int) -> str:
@@ -108,12 +122,11 @@ def create(conn: Connection, opts: argparse.Namespace) -> None:
     print(f"Calling create token operation with renewers :{_listing(renewers)} , "
           f"max-life-time-period :{max_life}")
     owner = owners[0] if owners else (None, None)
-    resp = conn.request(CreateDelegationTokenRequest(
+    resp = _call(conn, CreateDelegationTokenRequest(
         owner_principal_type=owner[0], owner_principal_name=owner[1],
         renewers=tuple(CreatableRenewers(principal_type=k, principal_name=n) for k, n in renewers),
         max_lifetime=datetime.timedelta(milliseconds=max_life),
     ))
-    _check(resp.error_code)
     print(f"Created delegation token with tokenId : {resp.token_id}")
     print_tokens([{
         "token_id": resp.token_id, "hmac": resp.hmac,
@@ -137,9 +150,8 @@ def renew(conn: Connection, opts: argparse.Namespace) -> None:
 
     period = opts.renew_time_period
     print(f"Calling renew token operation with hmac :{opts.hmac} , renew-time-period :{period}")
-    resp = conn.request(RenewDelegationTokenRequest(
+    resp = _call(conn, RenewDelegationTokenRequest(
         hmac=_hmac(opts.hmac), renew_period=datetime.timedelta(milliseconds=period)))
-    _check(resp.error_code)
     sys.stdout.write(
         f"Completed renew operation. New expiry date : {date(_ms(resp.expiry_timestamp))}")
 
@@ -149,9 +161,8 @@ def expire(conn: Connection, opts: argparse.Namespace) -> None:
 
     period = opts.expiry_time_period
     print(f"Calling expire token operation with hmac :{opts.hmac} , expire-time-period :{period}")
-    resp = conn.request(ExpireDelegationTokenRequest(
+    resp = _call(conn, ExpireDelegationTokenRequest(
         hmac=_hmac(opts.hmac), expiry_time_period=datetime.timedelta(milliseconds=period)))
-    _check(resp.error_code)
     sys.stdout.write(
         f"Completed expire operation. New expiry date : {date(_ms(resp.expiry_timestamp))}")
 
@@ -165,13 +176,11 @@ def describe(conn: Connection, opts: argparse.Namespace) -> None:
     owners = _principals(opts.owner_principal)
     if owners:
         print(f"Calling describe token operation for owners: {_listing(owners)}")
-        request_owners: tuple | None = tuple(
-            DescribeDelegationTokenOwner(principal_type=k, principal_name=n) for k, n in owners)
     else:
         print("Calling describe token operation for current user.")
-        request_owners = None
-    resp = conn.request(DescribeDelegationTokenRequest(owners=request_owners))
-    _check(resp.error_code)
+    # as Kafka 4.4's tool: no --owner-principal sends an empty owner list, which no token matches
+    resp = _call(conn, DescribeDelegationTokenRequest(owners=tuple(
+        DescribeDelegationTokenOwner(principal_type=k, principal_name=n) for k, n in owners)))
     tokens = [{
         "token_id": t.token_id, "hmac": t.hmac,
         "owner": f"{t.principal_type}:{t.principal_name}",
