@@ -27,6 +27,8 @@ import sys
 import time
 from typing import Any
 
+from kio.static.primitive import i64Timedelta
+
 from kafkapy.cli.common import CliError, ToolParser, load_properties
 from kafkapy.cli.wire import Connection, connect_any
 
@@ -125,7 +127,7 @@ def create(conn: Connection, opts: argparse.Namespace) -> None:
     resp = _call(conn, CreateDelegationTokenRequest(
         owner_principal_type=owner[0], owner_principal_name=owner[1],
         renewers=tuple(CreatableRenewers(principal_type=k, principal_name=n) for k, n in renewers),
-        max_lifetime=datetime.timedelta(milliseconds=max_life),
+        max_lifetime=i64Timedelta.parse(datetime.timedelta(milliseconds=max_life)),
     ))
     print(f"Created delegation token with tokenId : {resp.token_id}")
     print_tokens([{
@@ -151,7 +153,8 @@ def renew(conn: Connection, opts: argparse.Namespace) -> None:
     period = opts.renew_time_period
     print(f"Calling renew token operation with hmac :{opts.hmac} , renew-time-period :{period}")
     resp = _call(conn, RenewDelegationTokenRequest(
-        hmac=_hmac(opts.hmac), renew_period=datetime.timedelta(milliseconds=period)))
+        hmac=_hmac(opts.hmac),
+        renew_period=i64Timedelta.parse(datetime.timedelta(milliseconds=period))))
     sys.stdout.write(
         f"Completed renew operation. New expiry date : {date(_ms(resp.expiry_timestamp))}")
 
@@ -162,7 +165,8 @@ def expire(conn: Connection, opts: argparse.Namespace) -> None:
     period = opts.expiry_time_period
     print(f"Calling expire token operation with hmac :{opts.hmac} , expire-time-period :{period}")
     resp = _call(conn, ExpireDelegationTokenRequest(
-        hmac=_hmac(opts.hmac), expiry_time_period=datetime.timedelta(milliseconds=period)))
+        hmac=_hmac(opts.hmac), expiry_time_period=i64Timedelta.parse(
+            datetime.timedelta(milliseconds=period))))
     sys.stdout.write(
         f"Completed expire operation. New expiry date : {date(_ms(resp.expiry_timestamp))}")
 

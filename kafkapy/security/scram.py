@@ -248,13 +248,13 @@ class ScramServer:
             raise SaslCredentialError(str(e)) from None
         authorization_id = user
         if self.extensions.get("tokenauth", "").lower() == "true":
-            token = None if self._token_of is None else self._token_of(self.mechanism, user)
-            if token is None:
+            found = None if self._token_of is None else self._token_of(self.mechanism, user)
+            if found is None:
                 raise SaslCredentialError(f"Token Authentication failed: Invalid tokenId : {user}")
-            credential = token.credential
-            authorization_id = token.owner
+            credential = found.credential
+            authorization_id = found.owner
             self.token_authenticated = True
-            self.token_expiry_timestamp = token.expiry_timestamp
+            self.token_expiry_timestamp = found.expiry_timestamp
         else:
             credential = self._credential_of(self.mechanism, user)
         if credential is None:
@@ -310,12 +310,18 @@ class ScramServer:
 class ScramClient:
     """The client side of one SCRAM exchange."""
 
-    def __init__(self, mechanism: str, username: str, password: str) -> None:
+    def __init__(
+        self, mechanism: str, username: str, password: str, token_auth: bool = False
+    ) -> None:
+        """``token_auth``: the user name is a delegation token's id and the password its HMAC
+        (the ``tokenauth=true`` extension, as the Java client's ScramLoginModule sends it)."""
         self.mechanism = mechanism
         self._mech = MECHANISMS[mechanism]
         self._password = password
         self._client_nonce = random_nonce()
         self._bare = f"n={sasl_name(username)},r={self._client_nonce}"
+        if token_auth:
+            self._bare += ",tokenauth=true"
         self._auth_message = b""
         self._salted = b""
         self._state = "first"
