@@ -15,7 +15,6 @@ worker thread from trio code.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -42,6 +41,12 @@ class TokenInformation:
     expiry_timestamp: int = 0
 
     def owner_or_renewer(self, principal: str) -> bool:
+        """Kafka's ownerOrRenewer (which DescribeDelegationToken filters by): the owner, the
+        requester or a renewer."""
+        return principal in (self.owner, self.requester) or principal in self.renewers
+
+    def may_renew(self, principal: str) -> bool:
+        """Kafka's allowedToRenew (renew and expire): the owner or a renewer."""
         return principal == self.owner or principal in self.renewers
 
     def expired(self, now_ms: int) -> bool:
@@ -184,13 +189,11 @@ def delete_token(store: MetadataStore, token_id: str) -> None:
 
 
 def change_feed(store: MetadataStore) -> ChangeNotificationFeed:
-    """Each poll gives (token id, its information or None when deleted) per changed token."""
+    """Each poll gives the ids of the tokens changed since the last one (the reader rereads each
+    token itself, in order with its own writes)."""
 
-    def read(s: MetadataStore, token_id: str) -> tuple[str, TokenInformation | None]:
-        try:
-            return token_id, read_token(s, token_id)
-        except (ValueError, KeyError, TypeError, json.JSONDecodeError):
-            return token_id, None
+    def read(s: MetadataStore, token_id: str) -> str:
+        return token_id
 
     return ChangeNotificationFeed(
         store, TOKEN_CHANGES.path(), TOKEN_CHANGE_NOTIFICATION.sequence,

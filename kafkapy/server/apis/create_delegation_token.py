@@ -4,9 +4,10 @@ The owner is the requester unless the request names one (v3: ``owner_principal_t
 ``_name``); the response names the owner and (v3) the requester. In Kafka's order:
 DELEGATION_TOKEN_REQUEST_NOT_ALLOWED (delegation_token_common.allow_token_requests),
 DELEGATION_TOKEN_AUTHORIZATION_FAILED for another owner without CREATE_TOKENS on that owner's USER
-resource, DELEGATION_TOKEN_AUTH_DISABLED without ``delegation.token.secret.key``, then
-INVALID_PRINCIPAL_TYPE for a renewer that is not a ``User``. A refused request's timestamps are
--1, its token id and HMAC empty. The token itself: server/security/token_manager.py.
+resource, INVALID_PRINCIPAL_TYPE for a renewer that is not a ``User`` (the broker's checks, whose
+refusals carry -1 timestamps), then DELEGATION_TOKEN_AUTH_DISABLED without
+``delegation.token.secret.key`` (the controller's, with timestamps 0). A refusal's token id and
+HMAC are empty. The token itself: server/security/token_manager.py.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         owner_type, owner_name = requester_type, requester_name
     owner = f"{owner_type}:{owner_name}"
 
-    def response(error: ErrorCode, info: Any = None, hmac: bytes = b"") -> Any:
+    def response(
+        error: ErrorCode, info: Any = None, hmac: bytes = b"", refused_at: int = ERROR_TIMESTAMP
+    ) -> Any:
         return build(
             ctx.R.CreateDelegationTokenResponse,
             error_code=error,
@@ -45,9 +48,9 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             principal_name=owner_name,
             token_requester_principal_type=requester_type,
             token_requester_principal_name=requester_name,
-            issue_timestamp=timestamp(info.issue_timestamp if info else ERROR_TIMESTAMP),
-            expiry_timestamp=timestamp(info.expiry_timestamp if info else ERROR_TIMESTAMP),
-            max_timestamp=timestamp(info.max_timestamp if info else ERROR_TIMESTAMP),
+            issue_timestamp=timestamp(info.issue_timestamp if info else refused_at),
+            expiry_timestamp=timestamp(info.expiry_timestamp if info else refused_at),
+            max_timestamp=timestamp(info.max_timestamp if info else refused_at),
             token_id=info.token_id if info else "",
             hmac=hmac,
             throttle_time=THROTTLE_NONE,
@@ -59,14 +62,14 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         ctx, AclOperation.CREATE_TOKENS, ResourceType.USER, owner
     ):
         return response(ErrorCode.delegation_token_authorization_failed)
-    manager = ctx.broker.delegation_tokens
-    if not manager.enabled:
-        return response(ErrorCode.delegation_token_auth_disabled)
     renewers = []
     for r in request.renewers:
         if r.principal_type != USER_TYPE:
             return response(ErrorCode.invalid_principal_type)
         renewers.append(f"{r.principal_type}:{r.principal_name}")
+    manager = ctx.broker.delegation_tokens
+    if not manager.enabled:  # the controller's refusal: its timestamps are left at 0
+        return response(ErrorCode.delegation_token_auth_disabled, refused_at=0)
     max_lifetime_ms = request.max_lifetime // MS
     result = await manager.create(owner, str(requester), tuple(renewers), max_lifetime_ms)
     return response(result.error, result.info, result.hmac)

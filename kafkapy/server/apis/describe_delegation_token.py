@@ -3,10 +3,11 @@
 DELEGATION_TOKEN_REQUEST_NOT_ALLOWED (delegation_token_common.allow_token_requests), then
 DELEGATION_TOKEN_AUTH_DISABLED without ``delegation.token.secret.key``, both with no tokens. An
 empty owner list describes nothing; a null one every token the requester may see; a list, the
-tokens owned or renewable by one of those owners. Of those, a requester sees the tokens it owns
-or may renew, and the others with DESCRIBE on the DELEGATION_TOKEN resource (the token id) or
-DESCRIBE_TOKENS on the owner's USER resource (Kafka's DelegationTokenManager.filterToken). Each
-token is described with its HMAC, renewers and (v3) requester.
+tokens one of those owners owns, requested or may renew. Of those, a requester sees the tokens
+it owns, requested or may renew, and the others with DESCRIBE on the DELEGATION_TOKEN resource
+(the token id) or DESCRIBE_TOKENS on the owner's USER resource (Kafka's
+DelegationTokenManager.filterToken). Each token is described with its HMAC, renewers and (v3)
+requester.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ its HMAC expires ``expiry_time_period`` from now (never after its maximum lifeti
 for a negative period (it is removed, and the response's expiry is now). Errors, in Kafka's
 order: DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, DELEGATION_TOKEN_AUTH_DISABLED,
 DELEGATION_TOKEN_NOT_FOUND, DELEGATION_TOKEN_OWNER_MISMATCH, then DELEGATION_TOKEN_EXPIRED for an
-expired token given a period of 0 or more; a refusal's expiry timestamp is -1
-(server/security/token_manager.py)."""
+expired token given a period of 0 or more; a refusal's expiry timestamp is -1 for the first
+(the broker's), 0 for the others (the controller's) (server/security/token_manager.py)."""
 
 from __future__ import annotations
 

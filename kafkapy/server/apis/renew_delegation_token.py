@@ -3,7 +3,8 @@ its HMAC gets a new expiry, ``min(max timestamp, now + min(renew period,
 delegation.token.expiry.time.ms))`` (the broker's period for 0 or less). Errors, in Kafka's order:
 DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, DELEGATION_TOKEN_AUTH_DISABLED, DELEGATION_TOKEN_NOT_FOUND,
 DELEGATION_TOKEN_EXPIRED, DELEGATION_TOKEN_OWNER_MISMATCH (neither owner nor renewer); the
-expiry timestamp of a refusal is -1 (server/security/token_manager.py)."""
+expiry timestamp of a refusal is -1 for the first (the broker's), 0 for the others (the
+controller's) (server/security/token_manager.py)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ the SCRAM credentials itself (server/security/token_cache.py).
   broker's when the request asks for 0 or less), first expiry ``min(max, now +
   delegation.token.expiry.time.ms)``;
 * renew (owner or renewer, by HMAC): DELEGATION_TOKEN_NOT_FOUND, then _EXPIRED, then
-  _OWNER_MISMATCH; the new expiry is ``min(max, now + min(renew period, expiry.time.ms))``;
+  _OWNER_MISMATCH; the new expiry is ``min(max, now + min(renew period, expiry.time.ms))``; a
+  refusal's expiry timestamp is 0, as Kafka 4.4's controller leaves it;
 * expire (owner or renewer, by HMAC): NOT_FOUND, then OWNER_MISMATCH; a negative period removes
   the token at once, else EXPIRED for an expired token, else expiry ``min(max, now + period)``;
 * every ``delegation.token.expiry.check.interval.ms`` the controller removes the tokens whose
@@ -32,6 +33,7 @@ import trio
 from kafkapy.clock import now_ms
 from kafkapy.metadata import delegation_tokens as dt
 from kafkapy.metadata.delegation_tokens import TokenInformation
+from kafkapy.metadata.errors import StoreError
 from kafkapy.metadata.uuids import random_uuid, uuid_to_base64
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.security.scram import TokenCredential
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafkapy.delegation_tokens")
 
 LONG_MAX = 2**63 - 1
-ERROR_TIMESTAMP = -1
+ERROR_TIMESTAMP = 0  # a refused renew or expire: the controller's response leaves it unset
 
 
 def _sum(now: int, duration: int) -> int:
@@ -72,6 +74,7 @@ class DelegationTokenManager:
         self.cache = DelegationTokenCache()
         self.listener: TokenChangeListener | None = None
         self._lock = trio.Lock()
+        self._nursery: trio.Nursery | None = None
 
     @property
     def enabled(self) -> bool:
@@ -114,10 +117,34 @@ class DelegationTokenManager:
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Apply token changes, and on the controller remove expired tokens periodically."""
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             if self.listener is not None:
                 await nursery.start(self.listener.run)
                 nursery.start_soon(self._expire_periodically)
             task_status.started()
+
+    def refresh_soon(self, token_id: str) -> None:
+        """Reread a token named by a change notification (see :meth:`refresh`)."""
+        if self._nursery is not None:
+            self._nursery.start_soon(self.refresh, token_id)
+
+    async def refresh(self, token_id: str) -> None:
+        """Take the token as stored now (gone: drop it). Under the operations' lock, as Kafka
+        processes a notification: a read that raced this broker's own expire cannot bring the
+        removed token back."""
+        async with self._lock:
+            try:
+                info = await trio.to_thread.run_sync(dt.read_token, self.broker.store, token_id)
+            except (ValueError, KeyError, TypeError) as e:
+                log.error("ignoring unreadable delegation token %s: %s", token_id, e)
+                info = None
+            except StoreError as e:
+                log.warning("rereading delegation token %s failed: %s", token_id, e)
+                return
+            if info is None:
+                self.cache.remove(token_id)
+            else:
+                self.take(info)
 
     async def _expire_periodically(self) -> None:
         while True:
@@ -176,7 +203,7 @@ class DelegationTokenManager:
                 return ErrorCode.delegation_token_not_found, ERROR_TIMESTAMP
             if info.expired(now):
                 return ErrorCode.delegation_token_expired, ERROR_TIMESTAMP
-            if not info.owner_or_renewer(principal):
+            if not info.may_renew(principal):
                 return ErrorCode.delegation_token_owner_mismatch, ERROR_TIMESTAMP
             period = self.expiry_time_ms
             if renew_period_ms > 0:
@@ -196,7 +223,7 @@ class DelegationTokenManager:
             info = self.cache.token_for_hmac(hmac)
             if info is None:
                 return ErrorCode.delegation_token_not_found, ERROR_TIMESTAMP
-            if not info.owner_or_renewer(principal):
+            if not info.may_renew(principal):
                 return ErrorCode.delegation_token_owner_mismatch, ERROR_TIMESTAMP
             if period_ms < 0:  # expire at once
                 await trio.to_thread.run_sync(dt.delete_token, self.broker.store, info.token_id)
@@ -235,15 +262,8 @@ class TokenChangeListener(ChangeListener):
         super().__init__(manager.broker.store, [dt.change_feed(manager.broker.store)])
         self.manager = manager
 
-    def describe(self, item: tuple[str, TokenInformation | None]) -> str:
-        return item[0]
-
-    def apply(self, item: tuple[str, TokenInformation | None]) -> bool:
-        token_id, info = item
-        log.debug("processing token notification for tokenId: %s", token_id)
-        if info is None:
-            self.manager.cache.remove(token_id)
-        else:
-            self.manager.take(info)
+    def apply(self, item: str) -> bool:
+        log.debug("processing token notification for tokenId: %s", item)
+        self.manager.refresh_soon(item)
         self.applied += 1
         return True
