@@ -1,12 +1,13 @@
-"""Differential session of delegation tokens on a SASL listener with delegation.token.secret.key
-set, against a pair of brokers of this module's own (Apache Kafka 4.4, one KRaft node, and
-kafkapy, each with a PLAINTEXT listener and a SASL_PLAINTEXT one serving PLAIN for admin, bob and
-carol and SCRAM-SHA-256 for tokens; no authorizer): create (owners, renewers, lifetimes,
-a renewer that is not a user), renew and expire by owner, renewer and stranger and with unknown
-HMACs, describe with null, empty and named owners as each user, a token's SCRAM login with
-tokenauth=true and the refusal of token requests on that connection. Values that differ between
-any two runs (token ids, HMACs, clock times) are reduced to what a client relies on (lengths,
-lifetimes, which token). Differences not in known_differences.py fail the test.
+"""Differential sessions of delegation tokens on a SASL listener, with and without
+delegation.token.secret.key, each against a pair of brokers of this module's own (Apache Kafka
+4.4, one KRaft node, and kafkapy, each with a PLAINTEXT listener and a SASL_PLAINTEXT one
+serving PLAIN for admin, bob and carol and SCRAM-SHA-256 for tokens; no authorizer). With the
+key: create (owners, renewers, lifetimes, a renewer that is not a user), renew and expire by
+owner, renewer and stranger and with unknown HMACs, describe with null, empty and named owners
+as each user, a token's SCRAM login with tokenauth=true and the refusal of token requests on
+that connection. Without it: every operation as an owner and as another user. Values that
+differ between any two runs (token ids, HMACs, clock times) are reduced to what a client relies
+on (lengths, lifetimes, which token). Differences not in known_differences.py fail the test.
 """
 
 from __future__ import annotations
@@ -36,27 +37,29 @@ USERS = ("admin", "bob", "carol")
 HOUR = 3_600_000
 
 
-def sasl_settings(port: int) -> dict[str, str]:
+def sasl_settings(secret: bool) -> dict[str, str]:
     users = " ".join(f'user_{u}="{u}-pw"' for u in USERS)
-    return {
+    out = {
         "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config":
             f'{PLAIN_MODULE} required username="admin" password="admin-pw" {users};',
         "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config":
             f"{SCRAM_MODULE} required;",
-        "delegation.token.secret.key": "differential-secret",
         "delegation.token.max.lifetime.ms": str(24 * HOUR),
         "delegation.token.expiry.time.ms": str(2 * HOUR),
     }
+    if secret:
+        out["delegation.token.secret.key"] = "differential-secret"
+    return out
 
 
-@pytest.fixture(scope="module")
-def token_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Differential]:
-    base = Path(tmp_path_factory.mktemp("tokens-sasl"))
+def start_pair(base: Path, secret: bool) -> tuple[Differential, Any]:
+    """Both brokers with a SASL_PLAINTEXT listener beside their PLAINTEXT one; the pair and a
+    function that stops them."""
     kafka = ReferenceKafka(base / "kafka", SHARED_CONFIG)
     k_sasl = free_port()
     kafka.overrides.update({
-        **sasl_settings(k_sasl),
+        **sasl_settings(secret),
         "listeners": f"PLAINTEXT://127.0.0.1:{kafka.port},SASL_PLAINTEXT://127.0.0.1:{k_sasl},"
                      f"CONTROLLER://127.0.0.1:{kafka.controller_port}",
         "advertised.listeners": f"PLAINTEXT://127.0.0.1:{kafka.port},"
@@ -66,20 +69,43 @@ def token_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Differentia
     })
     port, p_sasl = free_port(), free_port()
     kafkapy = BrokerProcess(base / "kafkapy", {
-        **SHARED_CONFIG, **sasl_settings(p_sasl), "broker.id": str(NODE_ID),
+        **SHARED_CONFIG, **sasl_settings(secret), "broker.id": str(NODE_ID),
         "listeners": f"PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{p_sasl}",
         "inter.broker.listener.name": "PLAINTEXT",
     }, port=port)
+
+    def stop() -> None:
+        kafka.stop()
+        assert kafkapy.stop() in (0, None), kafkapy.log_text()[-3000:]
+
     try:
         kafka.start()
         kafkapy.start()
-        pair = Differential(Target("kafka", f"127.0.0.1:{k_sasl}", kafka.cluster_id, NODE_ID),
-                            Target("kafkapy", f"127.0.0.1:{p_sasl}", None, NODE_ID))
-        _differentials.append(pair)
+    except BaseException:
+        stop()
+        raise
+    pair = Differential(Target("kafka", f"127.0.0.1:{k_sasl}", kafka.cluster_id, NODE_ID),
+                        Target("kafkapy", f"127.0.0.1:{p_sasl}", None, NODE_ID))
+    _differentials.append(pair)
+    return pair, stop
+
+
+@pytest.fixture(scope="module")
+def token_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Differential]:
+    pair, stop = start_pair(Path(tmp_path_factory.mktemp("tokens-sasl")), secret=True)
+    try:
         yield pair
     finally:
-        kafka.stop()
-        assert kafkapy.stop() in (0, None), kafkapy.log_text()[-3000:]
+        stop()
+
+
+@pytest.fixture(scope="module")
+def keyless_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Differential]:
+    pair, stop = start_pair(Path(tmp_path_factory.mktemp("tokens-keyless")), secret=False)
+    try:
+        yield pair
+    finally:
+        stop()
 
 
 def connect(target: Target, user: str, password: str | None = None, token: bool = False):
@@ -186,7 +212,6 @@ def wait_visible(conn: Connection, token_ids: set[str], gone: str = "") -> None:
 
 def token_session(target: Target) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    started = time.monotonic()
     admin, bob, carol = (connect(target, u) for u in USERS)
     try:
         out["create_admin"], t1 = create(admin, renewers=("User:bob",))
@@ -233,10 +258,29 @@ def token_session(target: Target) -> dict[str, Any]:
     finally:
         for c in (admin, bob, carol):
             c.close()
-    print(f"token session on {target.kind}: {time.monotonic() - started:.1f} s")
     return out
 
 
 def test_tokens_on_a_sasl_listener(token_pair: Differential) -> None:
     outcome = token_pair.check("token_session_sasl", token_session)
     assert outcome.observations > 60
+
+
+def keyless_session(target: Target) -> dict[str, Any]:
+    """Every operation on a broker without delegation.token.secret.key, as admin and bob."""
+    out: dict[str, Any] = {}
+    for user in ("admin", "bob"):
+        with connect(target, user) as conn:
+            out[f"create_{user}"], _ = create(conn, renewers=("User:bob",))
+            out[f"create_{user}_for_carol"], _ = create(conn, owner="User:carol")
+            out[f"create_{user}_group_renewer"], _ = create(conn, renewers=("Group:ops",))
+            out[f"renew_{user}"] = renew(conn, b"no such token")
+            out[f"expire_{user}"] = expire(conn, b"no such token", -1)
+            out[f"describe_{user}_null"] = describe(conn, {}, None)
+            out[f"describe_{user}_empty"] = describe(conn, {}, ())
+    return out
+
+
+def test_tokens_without_a_secret_key(keyless_pair: Differential) -> None:
+    outcome = keyless_pair.check("token_session_sasl_keyless", keyless_session)
+    assert outcome.observations >= 20
