@@ -200,7 +200,9 @@ class ScramServer:
         self._token_of = token_of
         #: authenticated with a delegation token (the ``tokenauth=true`` extension)
         self.token_authenticated = False
-        self.token_expiry_timestamp: int | None = None  # ms, when token_authenticated
+        #: when the credential expires (ms since the epoch): a delegation token's expiry, which
+        #: bounds the session as Kafka's CREDENTIAL_LIFETIME_MS does; None for a user's password
+        self.credential_expiry_ms: int | None = None
         self._state = "first"
         self._user: str | None = None
         self._credential: ScramCredential | None = None
@@ -254,7 +256,7 @@ class ScramServer:
             credential = found.credential
             authorization_id = found.owner
             self.token_authenticated = True
-            self.token_expiry_timestamp = found.expiry_timestamp
+            self.credential_expiry_ms = found.expiry_timestamp
         else:
             credential = self._credential_of(self.mechanism, user)
         if credential is None:

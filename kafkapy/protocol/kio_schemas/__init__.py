@@ -14,6 +14,9 @@ definitions (clients/src/main/resources/common/message/*.json):
   ``node_id``, which a client sets once it knows which broker it is talking to; the response is
   v4's.
 * DeleteGroups v3 (``delete_groups_v3``): each group's result adds a nullable ``error_message``.
+* TxnOffsetCommit v6 (``txn_offset_commit_v6``, KIP-1319): topics named by id.
+* UnregisterController v0 (``unregister_controller_v0``): an API kio has no version of at all,
+  so its key joins kio's key-to-name map too (``NEW_API_KEYS``).
 
 A module is only registered for a version kio does not already know, so upgrading kio to a
 release with these versions makes the module dead code rather than a conflict.
@@ -36,7 +39,17 @@ EXTRA_SCHEMAS: dict[str, dict[int, tuple[str, str, str]]] = {
     "delete_groups": {
         3: (__name__ + ".delete_groups_v3", "DeleteGroupsRequest", "DeleteGroupsResponse"),
     },
+    "txn_offset_commit": {
+        6: (__name__ + ".txn_offset_commit_v6", "TxnOffsetCommitRequest",
+            "TxnOffsetCommitResponse"),
+    },
+    "unregister_controller": {
+        0: (__name__ + ".unregister_controller_v0", "UnregisterControllerRequest",
+            "UnregisterControllerResponse"),
+    },
 }
+# APIs kio does not know at all: api key -> kio-style API name
+NEW_API_KEYS: dict[int, str] = {94: "unregister_controller"}
 
 _registered = False
 
@@ -49,7 +62,7 @@ def register() -> None:
     current = kio.schema.index.schema_name_map
     merged: dict[str, Any] = dict(current)
     for name, versions in EXTRA_SCHEMAS.items():
-        by_version: dict[int, Any] = dict(current[name])
+        by_version: dict[int, Any] = dict(current.get(name, {}))
         for version, (module, request, response) in versions.items():
             if version in by_version:  # kio knows it already
                 continue
@@ -63,4 +76,7 @@ def register() -> None:
     proxy = MappingProxyType(merged)
     kio.schema.index.schema_name_map = proxy  # type: ignore[misc]
     kio.index.schema_name_map = proxy  # type: ignore[misc]
+    keys = MappingProxyType({**NEW_API_KEYS, **kio.schema.index.api_key_map})
+    kio.schema.index.api_key_map = keys  # type: ignore[misc]
+    kio.index.api_key_map = keys  # type: ignore[misc]
     _registered = True
