@@ -14,6 +14,7 @@ import datetime
 import hashlib
 import hmac as hmac_lib
 import struct
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -205,3 +206,26 @@ def test_tokens_survive_a_restart_in_the_embedded_store(broker) -> None:
     password = base64.b64encode(token.hmac).decode()
     with connect(broker, token.token_id, password, token=True) as session:
         assert describe(session)[0] == NOT_ALLOWED
+
+
+def test_a_token_session_lasts_until_the_token_expires(broker) -> None:
+    """Kafka bounds a token session by the token's expiry (CREDENTIAL_LIFETIME_MS): the
+    SaslAuthenticate answer gives the time left, and a client re-authenticates before it."""
+    from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
+    from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
+
+    from kafkapy.security.scram import ScramClient
+
+    with connect(broker, "admin") as admin:
+        _, token = create(admin)
+    left_ms = round(token.expiry_timestamp.timestamp() * 1000) - int(time.time() * 1000)
+    host, port = broker.bootstrap.rsplit(":", 1)
+    with Connection(host, int(port)) as raw:
+        assert raw.request(SaslHandshakeRequest(mechanism="SCRAM-SHA-256")).error_code == 0
+        client = ScramClient("SCRAM-SHA-256", token.token_id,
+                             base64.b64encode(token.hmac).decode(), token_auth=True)
+        first = raw.request(SaslAuthenticateRequest(auth_bytes=client.first()))
+        final = raw.request(SaslAuthenticateRequest(auth_bytes=client.evaluate(first.auth_bytes)))
+        assert final.error_code == 0
+        lifetime_ms = final.session_lifetime // datetime.timedelta(milliseconds=1)
+        assert left_ms - 60_000 < lifetime_ms <= left_ms  # the broker's default: one day
