@@ -26,7 +26,6 @@ PROTOCOL_LINE = "to be fixed by the 4.4 protocol-line issue"
 API_MAX = f"Kafka 4.4 serves a newer version of this API; kafkapy stops at 4.0's ({PROTOCOL_LINE})"
 API_SHARE = "share groups (KIP-932) are not implemented by kafkapy"
 API_STREAMS = "the streams group protocol (KIP-1071) is not implemented by kafkapy"
-API_TOKENS = "delegation tokens are not implemented by kafkapy"
 API_ABSENT = f"API kafkapy does not serve ({PROTOCOL_LINE})"
 FEATURES = ("kafkapy finalizes only group.version 1 and transaction.version 2 (the feature "
             "levels whose semantics it implements; no metadata.version: it has no KRaft metadata "
@@ -63,10 +62,6 @@ def _feature_update(case: str, what: str, kafka_why: str, kafkapy_why: str) -> K
 
 KNOWN: list[Known] = [
     # ---- api_versions
-    Known('api_versions', 'api_keys.38:create_delegation_token', '1..3', '<absent>', API_TOKENS),
-    Known('api_versions', 'api_keys.39:renew_delegation_token', '1..2', '<absent>', API_TOKENS),
-    Known('api_versions', 'api_keys.40:expire_delegation_token', '1..2', '<absent>', API_TOKENS),
-    Known('api_versions', 'api_keys.41:describe_delegation_token', '1..3', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.76:share_group_heartbeat', '1..1', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.77:share_group_describe', '1..1', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.78:share_fetch', '1..2', '<absent>', API_SHARE),

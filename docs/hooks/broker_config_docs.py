@@ -72,6 +72,15 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                                                   "before it is answered and closed."),
     "connections.max.reauth.ms": ("medium", "Session lifetime after which clients "
                                   "re-authenticate (KIP-368; 0: never)."),
+    "delegation.token.secret.key": ("medium", "The key delegation tokens' HMACs are made "
+                                    "with (HMAC-SHA512), the same on every broker; without it "
+                                    "tokens are disabled."),
+    "delegation.token.max.lifetime.ms": ("medium", "The longest a token can live; a request "
+                                         "may ask for less."),
+    "delegation.token.expiry.time.ms": ("medium", "How long a token lives after its creation or "
+                                        "a renewal, unless a shorter period is asked for."),
+    "delegation.token.expiry.check.interval.ms": ("low", "How often the controller removes "
+                                                  "expired tokens."),
     # --- topics and logs ---
     "num.partitions": ("medium", "Partitions of a topic created without a count (auto-created "
                        "or CreateTopics with -1)."),

@@ -25,6 +25,10 @@ TOOLS: dict[str, tuple[str, str]] = {
         "kafkapy.cli.transactions",
         "list, describe, find hanging and abort transactions",
     ),
+    "delegation-tokens": (
+        "kafkapy.cli.delegation_tokens",
+        "create, renew, expire and describe delegation tokens",
+    ),
     "reassign-partitions": (
         "kafkapy.cli.reassign_partitions",
         "move partition replicas between brokers (execute, verify, cancel, list)",

@@ -100,6 +100,11 @@ class BrokerConfig:
     )
     connection_failed_authentication_delay_ms: int = 100
     connections_max_reauth_ms: int = 0
+    #: delegation tokens (server/security/token_manager.py); no secret key: disabled
+    delegation_token_secret_key: str | None = None
+    delegation_token_max_lifetime_ms: int = 604800000
+    delegation_token_expiry_time_ms: int = 86400000
+    delegation_token_expiry_check_interval_ms: int = 3600000
     #: the built-in ACL authorizer's settings; None: no authorizer (everything is allowed)
     authorizer: AuthorizerConfig | None = None
     quota_window_num: int = 11  # samples kept by client quota rates

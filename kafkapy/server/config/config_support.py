@@ -52,7 +52,6 @@ _PREFIX_REASONS = (
     ("group.streams.", "kafkapy has no streams groups"),
     ("remote.", "kafkapy has no tiered storage"),
     ("log.remote.", "kafkapy has no tiered storage"),
-    ("delegation.token.", "kafkapy has no delegation tokens"),
     ("sasl.kerberos.", "kafkapy does not serve SASL/GSSAPI (Kerberos)"),
     (
         "sasl.oauthbearer.",

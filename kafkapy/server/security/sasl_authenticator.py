@@ -22,9 +22,11 @@ exchange is answered with SASL_AUTHENTICATION_FAILED and a message (the generic 
 credentials" one when the reason must stay on the server, as for SCRAM's unknown users and bad
 proofs). Frames before authentication are limited to sasl.server.max.receive.size.
 
-After authentication the principal is ``User:<authorization id>`` and frames go to dispatch.
-With connections.max.reauth.ms set, or a credential that expires (an OAUTHBEARER token), the
-session lasts the smaller of the two and SaslAuthenticate reports that lifetime; a client
+After authentication the principal is ``User:<authorization id>`` (for a delegation token, its
+owner's name, marked token-authenticated) and frames go to dispatch.
+With connections.max.reauth.ms set, or a credential that expires (an OAUTHBEARER token, a
+delegation token), the session lasts the smaller of the two and SaslAuthenticate reports that
+lifetime; a client
 re-authenticates (KIP-368) by sending SaslHandshake again on the same connection, with the same
 mechanism and principal, at most once a second; any other request after the session expired
 closes the connection. SaslHandshake and SaslAuthenticate that are not part of an exchange reach
@@ -238,7 +240,8 @@ class Authenticator:
             return PlainServer(self.listener.plain_users.get)
         if mechanism == OAUTHBEARER and self.listener.oauth_validator is not None:
             return OAuthBearerServer(self.listener.oauth_validator)
-        return ScramServer(mechanism, self.broker.scram_credentials.get)
+        tokens = self.broker.delegation_tokens
+        return ScramServer(mechanism, self.broker.scram_credentials.get, tokens.scram_token)
 
     # -- the exchange ------------------------------------------------------------------------
     def _authenticate_request(self, header: Any, frame: bytearray) -> list[bytes]:
@@ -311,6 +314,8 @@ class Authenticator:
     def _complete(self, server: SaslServer) -> int:
         """Take the authenticated principal; the session lifetime in ms (0: unlimited)."""
         principal = KafkaPrincipal.user(server.authorization_id)
+        if getattr(server, "token_authenticated", False):  # SCRAM with a delegation token
+            principal = KafkaPrincipal(principal.principal_type, principal.name, True)
         if self.reauthenticating and principal != self.session.principal:
             old = self.session.principal
             raise SaslAuthenticationError(
