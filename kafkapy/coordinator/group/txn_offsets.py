@@ -30,6 +30,8 @@ from .consumer import ConsumerGroup
 from .member_checks import check_classic_commit, check_consumer_commit
 from .offsets import offset_records
 from .state import CoordinatorState
+from .streams import admin as streams_admin
+from .streams.model import StreamsGroup
 from .txn_store import TxnAppend, TxnOffsetStore
 
 TopicPartition = tuple[str, int]
@@ -76,6 +78,11 @@ class GroupTxnOffsets:
             err = check_consumer_commit(
                 group, generation_id, member_id, api_version, group_instance_id, transactional=True
             )
+        elif isinstance(group, StreamsGroup):
+            checked = streams_admin.check_commit(
+                group, generation_id, member_id, 9, group_instance_id, [], transactional=True
+            )
+            err = checked if isinstance(checked, int) else E.none
         else:
             err = check_classic_commit(
                 group, generation_id, member_id, group_instance_id, transactional=True
