@@ -14,18 +14,16 @@ import uuid
 import pytest
 from kio.schema.create_topics.v7 import request as create7
 from kio.schema.delete_groups.v2.request import DeleteGroupsRequest
-from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest
 from kio.schema.list_groups.v5.request import ListGroupsRequest
 from kio.schema.offset_commit.v9 import request as commit9
 
 from compat_tests.rawclient import RawClient
+from compat_tests.streams_wire import INPUT, heartbeat, join, tasks, topology
 from kafkapy.protocol.errors import ErrorCode as E
 from kafkapy.protocol.kio_schemas import _streams_group_heartbeat_v1_request as hb1
 from kafkapy.protocol.kio_schemas import streams_group_describe_v1 as d1
 from kafkapy.protocol.kio_schemas import streams_group_topology_description_update_v0 as tdu
 from kafkapy.testing import BrokerProcess
-
-INPUT = "words"
 
 
 @pytest.fixture(scope="module")
@@ -49,59 +47,6 @@ def broker(tmp_path_factory):
                                               validate_only=False))
     yield proc
     assert proc.stop() == 0, proc.log_text()[-3000:]
-
-
-def topology(app: str, epoch: int = 0) -> hb1.Topology:
-    """A word count: subtopology 0 reads the input and repartitions by word, subtopology 1
-    counts (a changelog)."""
-    rep = hb1.TopicInfo(name=f"{app}-repartition", partitions=0, replication_factor=0,
-                        topic_configs=(hb1.KeyValue(key="cleanup.policy", value="delete"),))
-    log = hb1.TopicInfo(name=f"{app}-counts-changelog", partitions=0, replication_factor=0,
-                        topic_configs=(hb1.KeyValue(key="cleanup.policy", value="compact"),))
-    return hb1.Topology(epoch=epoch, subtopologies=(
-        hb1.Subtopology(subtopology_id="0", source_topics=(INPUT,), source_topic_regex=(),
-                        state_changelog_topics=(), repartition_sink_topics=(rep.name,),
-                        repartition_source_topics=(), copartition_groups=()),
-        hb1.Subtopology(subtopology_id="1", source_topics=(), source_topic_regex=(),
-                        state_changelog_topics=(log,), repartition_sink_topics=(),
-                        repartition_source_topics=(rep,), copartition_groups=()),
-    ))
-
-
-def heartbeat(c: RawClient, group: str, member: str, epoch: int, *, topo=None,
-              active=None, standby=None, warmup=None, **kw):
-    def ids(tasks):
-        if tasks is None:
-            return None
-        return tuple(hb1.TaskIds(subtopology_id=s, partitions=tuple(sorted(ps)))
-                     for s, ps in sorted(tasks.items()))
-
-    fields = dict(
-        group_id=group, member_id=member, member_epoch=epoch, endpoint_information_epoch=0,
-        instance_id=None, rack_id=None,
-        rebalance_timeout=datetime.timedelta(milliseconds=30000 if epoch == 0 else -1),
-        topology=topo, active_tasks=ids(active), standby_tasks=ids(standby),
-        warmup_tasks=ids(warmup), process_id=kw.pop("process_id", member), user_endpoint=None,
-        client_tags=None, task_offsets=None, task_end_offsets=None, shutdown_application=False,
-    )
-    fields.update(kw)
-    return c.request(hb1.StreamsGroupHeartbeatRequest(**fields))
-
-
-def join(c: RawClient, group: str, member: str, app: str):
-    deadline = time.monotonic() + 30
-    while True:
-        c.request(FindCoordinatorRequest(key_type=0, coordinator_keys=(group,)))
-        r = heartbeat(c, group, member, 0, topo=topology(app), active={}, standby={}, warmup={})
-        if r.error_code not in (E.not_coordinator, E.coordinator_load_in_progress,
-                                E.coordinator_not_available):
-            return r
-        assert time.monotonic() < deadline, r
-        time.sleep(0.2)
-
-
-def tasks(rows) -> dict[str, set[int]]:
-    return {t.subtopology_id: set(t.partitions) for t in rows or () if t.partitions}
 
 
 def test_request_rules(broker) -> None:
@@ -151,7 +96,7 @@ def test_internal_topics_tasks_revocation_and_describe(broker) -> None:
     with RawClient(broker.bootstrap) as c:
         r = join(c, group, a, app)
         assert r.error_code == E.none, r
-        assert r.member_epoch == 1 and r.heartbeat_interval.total_seconds() == 5
+        assert r.member_epoch == 2 and r.heartbeat_interval.total_seconds() == 5
         assert [(s.status_code, s.status_detail) for s in r.status] == [
             (3, f"Internal topics are missing: {app}-repartition, {app}-counts-changelog")]
         assert tasks(r.active_tasks) == {}

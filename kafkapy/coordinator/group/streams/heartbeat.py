@@ -180,7 +180,9 @@ class StreamsHeartbeat:
         was_empty = group.is_empty()
         group.members[updated.member_id] = updated
         if bump:
-            group.group_epoch += 1
+            # a new group's first epoch is 2: members joining during the initial rebalance
+            # delay are at epoch 1 with no tasks, and reconcile to 2 once it ends
+            group.group_epoch = 2 if group.group_epoch == 0 else group.group_epoch + 1
             group.last_assignment_configs = assignment_configs
             log.info("streams group=%s epoch bumped to %d", gid, group.group_epoch)
         delay = cfg.streams_setting(gid, "initial.rebalance.delay.ms")
@@ -190,28 +192,28 @@ class StreamsHeartbeat:
                 now_ms + delay,
                 lambda now: self._initial_delay_over(gid, now),
             )
+        target_epoch = group.assignment_epoch
+        target = group.target.get(updated.member_id, TasksTuple())
         if group.group_epoch > group.assignment_epoch:
             if ("streams-initial", gid) in self.state.timers:
-                status.append(
-                    (
-                        ASSIGNMENT_DELAYED,
-                        "Assignment delayed due to the configured initial rebalance delay.",
-                    )
-                )
+                target_epoch, target = max(1, group.assignment_epoch), TasksTuple()
+                status.append((
+                    ASSIGNMENT_DELAYED,
+                    "Assignment delayed due to the configured initial rebalance delay.",
+                ))
             elif not self._may_assign(group, now_ms):
-                status.append(
-                    (
-                        ASSIGNMENT_DELAYED,
-                        "Assignment delayed due to the configured assignment interval.",
-                    )
-                )
+                status.append((
+                    ASSIGNMENT_DELAYED,
+                    "Assignment delayed due to the configured assignment interval.",
+                ))
             else:
                 self.update_target(group, now_ms)
-        target = group.target.get(updated.member_id, TasksTuple())
+                target_epoch = group.assignment_epoch
+                target = group.target.get(updated.member_id, TasksTuple())
         try:
             new = reconcile(
                 updated,
-                group.assignment_epoch,
+                target_epoch,
                 target,
                 owned,
                 group.active_owner_process,
