@@ -98,7 +98,7 @@ def test_internal_topics_tasks_revocation_and_describe(broker) -> None:
         assert r.error_code == E.none, r
         assert r.member_epoch == 2 and r.heartbeat_interval.total_seconds() == 5
         assert [(s.status_code, s.status_detail) for s in r.status] == [
-            (3, f"Internal topics are missing: {app}-repartition, {app}-counts-changelog")]
+            (3, f"Internal topics are missing: {app}-counts-changelog, {app}-repartition")]
         assert tasks(r.active_tasks) == {}
         deadline = time.monotonic() + 10
         while True:  # the broker creates them; a later heartbeat finds the topology ready
@@ -182,5 +182,5 @@ def test_topology_description_update_without_plugin(broker) -> None:
             group_id="g", member_id="m", topology_epoch=0,
             topology_description=tdu.TopologyDescription(subtopologies=(), global_stores=())))
         assert (r.error_code, r.error_message) == (
-            E.invalid_request,
+            E.unsupported_version,
             "The broker has no streams group topology description plugin configured.")

@@ -91,4 +91,4 @@ def check_streams_group_topology_description_update(env: Env, v: int) -> None:
         "StreamsGroupTopologyDescriptionUpdate", v, env, group_id="sweep-sgtd", member_id="m",
         topology_epoch=0,
         topology_description=module.TopologyDescription(subtopologies=(), global_stores=())))
-    assert resp.error_code == E.invalid_request, resp
+    assert resp.error_code == E.unsupported_version, resp

@@ -2,7 +2,7 @@
 
 A streams group member pushes its topology's full description for the broker's topology
 description plugin. Kafka 4.4 without group.streams.topology.description.plugin.class (its
-default) refuses every push with INVALID_REQUEST "The broker has no streams group topology
+default) refuses every push with UNSUPPORTED_VERSION "The broker has no streams group topology
 description plugin configured."; kafkapy has no such plugin, so it answers so too (and its
 StreamsGroupHeartbeat v1 never sets TopologyDescriptionRequired).
 
@@ -36,6 +36,6 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     return build(
         R.StreamsGroupTopologyDescriptionUpdateResponse,
         throttle_time=THROTTLE_NONE,
-        error_code=ErrorCode.invalid_request,
+        error_code=ErrorCode.unsupported_version,
         error_message=NO_PLUGIN,
     )

@@ -101,22 +101,22 @@ def configure_topics(
         for name in sorted(topology.required_topics()):
             have = partitions_of(name)
             expected = to_create.get(name)
-            if have is None or expected is None:
-                continue
-            del to_create[name]
-            if have != expected.partitions:
+            if have is not None and expected is not None and have != expected.partitions:
                 raise TopicConfigurationError(
                     INCORRECTLY_PARTITIONED_TOPICS,
                     f"Existing topic {name} has different number of partitions: expected "
                     f"{expected.partitions}, found {have}",
                 )
+        missing = [name for name in to_create if partitions_of(name) is None]
         status = None
-        if to_create:
+        if missing:
             status = (
                 MISSING_INTERNAL_TOPICS,
-                "Internal topics are missing: " + summarize(list(to_create)),
+                "Internal topics are missing: " + summarize(sorted(missing)),
             )
-        return ConfiguredTopology(topology.epoch, tasks, decided, to_create, status)
+        internal = {name: t.partitions for name, t in to_create.items()}
+        to_create = {name: to_create[name] for name in missing}
+        return ConfiguredTopology(topology.epoch, tasks, internal, to_create, status)
     except TopicConfigurationError as e:
         return ConfiguredTopology(topology.epoch, None, {}, {}, (e.code, str(e)))
 
