@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.types import BrokerId, GroupId, TopicName
+from kio.static.primitive import i8, i32, i64
+
 from kafkapy.cli.common import CliError, ToolParser, load_properties
 from kafkapy.cli.transactions_client import Cluster
 from kafkapy.coordinator.group.partitioning import java_string_hash
@@ -71,7 +74,7 @@ class StreamsGroups:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
 
-    def list(self, states: set[str] | None = None) -> list[tuple[str, str]]:
+    def list_groups(self, states: set[str] | None = None) -> list[tuple[str, str]]:
         from kio.schema.list_groups.v5.request import ListGroupsRequest
 
         out: list[tuple[str, str]] = []
@@ -88,7 +91,7 @@ class StreamsGroups:
         from kio.schema.find_coordinator.v4 import request as fq
 
         resp = self.cluster._bootstrap.request(
-            fq.FindCoordinatorRequest(key_type=0, coordinator_keys=(group,))
+            fq.FindCoordinatorRequest(key_type=i8(0), coordinator_keys=(group,))
         )
         (c,) = resp.coordinators
         if c.error_code:
@@ -102,7 +105,7 @@ class StreamsGroups:
         node, label = self.coordinator(group)
         resp = self.cluster.conn(node).request(
             d1.StreamsGroupDescribeRequest(
-                group_ids=(group,),
+                group_ids=(GroupId(group),),
                 include_authorized_operations=False,
                 include_topology_description=False,
             )
@@ -151,14 +154,16 @@ class StreamsGroups:
             leader = leaders[tp][0]
             resp = self.cluster.conn(leader).request(
                 lo.ListOffsetsRequest(
-                    replica_id=-1,
-                    isolation_level=0,
+                    replica_id=BrokerId(-1),
+                    isolation_level=i8(0),
                     topics=(
                         lo.ListOffsetsTopic(
-                            name=tp[0],
+                            name=TopicName(tp[0]),
                             partitions=(
                                 lo.ListOffsetsPartition(
-                                    partition_index=tp[1], current_leader_epoch=-1, timestamp=-1
+                                    partition_index=i32(tp[1]),
+                                    current_leader_epoch=i32(-1),
+                                    timestamp=i64(-1),
                                 ),
                             ),
                         ),
@@ -257,11 +262,11 @@ def main(argv: list[str] | None = None) -> int:
             states = None
             if opts.state:
                 states = {s.strip() for s in opts.state.split(",") if s.strip()}
-            print_list(tool.list(states), opts.state is not None)
+            print_list(tool.list_groups(states), opts.state is not None)
             return 0
         groups = opts.group or []
         if opts.all_groups:
-            groups = [gid for gid, _ in tool.list()]
+            groups = [gid for gid, _ in tool.list_groups()]
         for group in groups:
             try:
                 g, coordinator, node = tool.describe(group)
