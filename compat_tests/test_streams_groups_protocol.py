@@ -184,3 +184,42 @@ def test_topology_description_update_without_plugin(broker) -> None:
         assert (r.error_code, r.error_message) == (
             E.unsupported_version,
             "The broker has no streams group topology description plugin configured.")
+
+
+def test_standby_tasks_from_the_group_config(broker) -> None:
+    """streams.num.standby.replicas=1 as the group's config: each task's standby is on the
+    other process, never where its active task is."""
+    from kio.schema.incremental_alter_configs.v1 import request as iac
+
+    group = "standby-app"
+    with RawClient(broker.bootstrap) as c:
+        altered = c.request(iac.IncrementalAlterConfigsRequest(resources=(
+            iac.AlterConfigsResource(resource_type=32, resource_name=group, configs=(
+                iac.AlterableConfig(name="streams.num.standby.replicas", config_operation=0,
+                                    value="1"),)),), validate_only=False))
+        assert altered.responses[0].error_code == E.none, altered
+        a, b = str(uuid.uuid4()), str(uuid.uuid4())
+        ra = join(c, group, a, group)
+        rb = heartbeat(c, group, b, 0, topo=topology(group), active={}, standby={}, warmup={})
+        assert rb.error_code == E.none, rb
+        owned = {m: (tasks(r.active_tasks), tasks(r.standby_tasks)) for m, r in ((a, ra), (b, rb))}
+        epochs = {a: ra.member_epoch, b: rb.member_epoch}
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            for m in (a, b):
+                r = heartbeat(c, group, m, epochs[m], active=owned[m][0], standby=owned[m][1],
+                              warmup={})
+                assert r.error_code == E.none, r
+                epochs[m] = r.member_epoch
+                if r.active_tasks is not None:
+                    owned[m] = (tasks(r.active_tasks), tasks(r.standby_tasks))
+            actives = [owned[m][0] for m in (a, b)]
+            if all(actives) and all(owned[m][1] for m in (a, b)):
+                break
+            time.sleep(0.3)
+        for m, other in ((a, b), (b, a)):
+            active, standby = owned[m]
+            assert standby == owned[other][0], (m, owned)
+            assert not any(active.get(s, set()) & ps for s, ps in standby.items())
+        assert heartbeat(c, group, a, -1).error_code == E.none
+        assert heartbeat(c, group, b, -1).error_code == E.none
