@@ -35,6 +35,9 @@ def broker(tmp_path_factory):
             "offsets.topic.replication.factor": "1",
             "group.streams.initial.rebalance.delay.ms": "0",
             "group.streams.assignment.interval.ms": "0",
+            # lower bounds that let one group's config shorten its sessions
+            "group.streams.min.session.timeout.ms": "1000",
+            "group.streams.min.heartbeat.interval.ms": "500",
             "num.partitions": "1",
         },
     )
@@ -223,3 +226,31 @@ def test_standby_tasks_from_the_group_config(broker) -> None:
             assert not any(active.get(s, set()) & ps for s, ps in standby.items())
         assert heartbeat(c, group, a, -1).error_code == E.none
         assert heartbeat(c, group, b, -1).error_code == E.none
+
+
+def test_a_member_that_stops_heartbeating_is_fenced(broker) -> None:
+    """streams.session.timeout.ms (a group config within the broker's bounds): a member silent
+    for longer is removed; its next heartbeat is UNKNOWN_MEMBER_ID and the group is Empty."""
+    from kio.schema.incremental_alter_configs.v1 import request as iac
+
+    from kafkapy.protocol.kio_schemas import streams_group_describe_v1 as describe1
+
+    group = "session-app"
+    with RawClient(broker.bootstrap) as c:
+        altered = c.request(iac.IncrementalAlterConfigsRequest(resources=(
+            iac.AlterConfigsResource(resource_type=32, resource_name=group, configs=(
+                iac.AlterableConfig(name="streams.session.timeout.ms", config_operation=0,
+                                    value="1500"),
+                iac.AlterableConfig(name="streams.heartbeat.interval.ms", config_operation=0,
+                                    value="500"))),), validate_only=False))
+        assert altered.responses[0].error_code == E.none, altered
+        m = str(uuid.uuid4())
+        r = join(c, group, m, group)
+        assert r.error_code == E.none and r.heartbeat_interval.total_seconds() == 0.5, r
+        time.sleep(2.5)
+        late = heartbeat(c, group, m, r.member_epoch, active={}, standby={}, warmup={})
+        assert (late.error_code, late.error_message) == (
+            E.unknown_member_id, f"Member {m} is not a member of group {group}.")
+        d = c.request(describe1.StreamsGroupDescribeRequest(
+            group_ids=(group,), include_authorized_operations=False))
+        assert (d.groups[0].group_state, d.groups[0].members) == ("Empty", ())
