@@ -39,6 +39,40 @@ def _until_tasks(c: Any, member: str, epoch: int, deadline: float) -> tuple[Any,
         time.sleep(0.2)
 
 
+def _other_group_apis(c: Any) -> dict[str, Any]:
+    """What the classic and consumer group APIs answer about a streams group with members."""
+    from kio.schema.consumer_group_describe.v1.request import ConsumerGroupDescribeRequest
+    from kio.schema.consumer_group_heartbeat.v1 import request as cgh1
+    from kio.schema.describe_groups.v5.request import DescribeGroupsRequest
+    from kio.schema.heartbeat.v4.request import HeartbeatRequest
+    from kio.schema.join_group.v9 import request as join9
+
+    described = c.request(DescribeGroupsRequest(groups=(GROUP,),
+                                                include_authorized_operations=False)).groups[0]
+    joined = c.request(join9.JoinGroupRequest(
+        group_id=GROUP, session_timeout=datetime.timedelta(seconds=10),
+        rebalance_timeout=datetime.timedelta(seconds=10), member_id="", group_instance_id=None,
+        protocol_type="consumer", protocols=(join9.JoinGroupRequestProtocol(
+            name="range", metadata=b""),), reason=None))
+    beat = c.request(HeartbeatRequest(group_id=GROUP, generation_id=1, member_id="x",
+                                      group_instance_id=None))
+    cgh = c.request(cgh1.ConsumerGroupHeartbeatRequest(
+        group_id=GROUP, member_id=str(uuid.uuid4()), member_epoch=0, instance_id=None,
+        rack_id=None, rebalance_timeout=datetime.timedelta(seconds=10),
+        subscribed_topic_names=(INPUT,), subscribed_topic_regex=None, server_assignor=None,
+        topic_partitions=()))
+    cgd = c.request(ConsumerGroupDescribeRequest(group_ids=(GROUP,),
+                                                 include_authorized_operations=False)).groups[0]
+    return {
+        "describe_groups": (described.error_code.name, described.group_state,
+                            described.protocol_type, len(described.members)),
+        "join_group": joined.error_code.name,
+        "heartbeat": beat.error_code.name,
+        "consumer_heartbeat": (cgh.error_code.name, cgh.error_message),
+        "consumer_describe": (cgd.error_code.name, cgd.error_message),
+    }
+
+
 def streams_group_wire(target: Target) -> dict[str, Any]:
     from kio.schema.list_groups.v5.request import ListGroupsRequest
     from kio.schema.offset_commit.v9 import request as commit9
@@ -116,6 +150,7 @@ def streams_group_wire(target: Target) -> dict[str, Any]:
         out["commit"] = {"newer_epoch": commit(a, ra2.member_epoch + 3),
                          "unknown_member": commit("nobody", 1),
                          "admin_while_members": commit("", -1)}
+        out["other_apis"] = _other_group_apis(c)
         out["leave"] = [(r.error_code.name, r.member_epoch) for r in
                         (heartbeat(c, GROUP, a, -1), heartbeat(c, GROUP, b, -1))]
         from kio.schema.delete_groups.v2.request import DeleteGroupsRequest

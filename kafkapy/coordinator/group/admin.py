@@ -140,6 +140,10 @@ class GroupAdmin:
             return ConsumerDescription(
                 E.group_id_not_found, group_id, f"Group {group_id} not found."
             )
+        if isinstance(group, StreamsGroup):  # Kafka 4.4's words for a streams group
+            return ConsumerDescription(
+                E.group_id_not_found, group_id, f"Group {group_id} is not a consumer group."
+            )
         if not isinstance(group, ConsumerGroup):
             return ConsumerDescription(
                 E.group_id_not_found, group_id, f"Group {group_id} is not a consumer group"

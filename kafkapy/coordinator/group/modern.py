@@ -173,7 +173,9 @@ class ConsumerGroupHeartbeat:
             if not create:
                 return None, [], E.group_id_not_found, f"Consumer group {group_id} not found."
             return ConsumerGroup(group_id), [], E.none, None
-        if not create or isinstance(group, StreamsGroup):
+        if isinstance(group, StreamsGroup):  # Kafka 4.4's words for a streams group
+            return None, [], E.group_id_not_found, f"Group {group_id} is not a consumer group."
+        if not create:
             return None, [], E.group_id_not_found, f"Group {group_id} is not a consumer group"
         if classic_is_unused(group):  # replaced; its offsets carry over
             new = ConsumerGroup(group_id)
