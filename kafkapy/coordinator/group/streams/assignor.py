@@ -2,17 +2,16 @@
 Kafka 4.4's StickyTaskAssignor.
 
 Every task (subtopology, partition) gets one active owner: tasks stay with the member that had
-them (the previous target) while that member has fewer than its share (the task count divided by
-the member count, rounded up); the rest go to the least-loaded member, members of the
-least-loaded process first. Then each task gets up to ``num_standby`` standby replicas, each on
+them (the previous target) while that member is below its share (the task count divided by the
+member count; one more for as many members as the division leaves over); the rest go to the
+least-loaded member, members of the least-loaded process first, so member loads differ by one
+at most. Then each task gets up to ``num_standby`` standby replicas, each on
 another process than its active task and than the task's other standbys, preferring the member
 that had it before and then the least-loaded member; a task with fewer processes available gets
 fewer standbys, as Kafka's assignor does. No warm-up tasks are assigned.
 """
 
 from __future__ import annotations
-
-import math
 
 from .model import StreamsMember, TaskKey, TasksTuple
 
@@ -45,8 +44,9 @@ def assign(
     def least_loaded(candidates: list[str]) -> str:
         return min(candidates, key=lambda m: (load[m], process_load[members[m].process_id], m))
 
-    # active tasks: sticky up to the member's share, then the least loaded
-    cap = math.ceil(len(tasks) / len(members))
+    # active tasks: sticky up to the member's share (tasks // members, one more for as many
+    # members as the division leaves over), then the least loaded
+    base, extra = divmod(len(tasks), len(members))
     previous_active = {
         (s, p): mid
         for mid, t in previous.items()
@@ -57,7 +57,10 @@ def assign(
     unassigned = []
     for task in tasks:
         mid = previous_active.get(task)
-        if mid is not None and load[mid] < cap:
+        if mid is not None and load[mid] < base:
+            give(mid, task, False)
+        elif mid is not None and load[mid] == base and extra > 0:
+            extra -= 1
             give(mid, task, False)
         else:
             unassigned.append(task)
