@@ -30,13 +30,9 @@ API_ABSENT = f"API kafkapy does not serve ({PROTOCOL_LINE})"
 FEATURES = ("kafkapy finalizes only group.version 1, streams.version 1 and transaction.version 2 "
             "(the feature levels whose semantics it implements; no metadata.version: it has no "
             "KRaft metadata log)")
-API_TXN_OFFSET_COMMIT_V6 = ("TxnOffsetCommit v6 names topics by id (KIP-1319); kafkapy serves up "
-                            "to v5 (transactions version 2)")
 FEATURE_RANGES = ("kafkapy supports only the feature levels it implements (group.version 1, "
                   "share.version 0 ...), where 4.4 supports 0 up to its default levels: "
                   "UpdateFeatures refuses other levels with 'only supports versions A-B'")
-MIN_ISR_CLUSTER_DEFAULT = ("Kafka 4.4's storage format (ELR on) records min.insync.replicas as a "
-                           "cluster-wide dynamic default; kafkapy has only the static default")
 FETCH_PARTIAL_BATCH = ("Kafka 4.4 fills a fetch up to the byte limit with log bytes, ending in a "
                        "partial batch clients drop; kafkapy sends whole batches only")
 OTHER_BROKER_ALTER = ("Kafka 4.4 refuses a broker-config alter naming another broker's id "
@@ -68,18 +64,7 @@ def _feature_update(case: str, what: str, kafka_why: str, kafkapy_why: str) -> K
                  f"{ALL_FAILED}Invalid update version {what}. {kafkapy_why}", FEATURE_RANGES)
 
 KNOWN: list[Known] = [
-    # ---- describe_topic_configs
-    Known('describe_topic_configs', 'configs.min.insync.replicas.synonyms.1',
-          'min.insync.replicas=1@3',
-          'min.insync.replicas=1@5',
-          MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_topic_configs', 'configs.min.insync.replicas.synonyms.2',
-          'min.insync.replicas=1@5',
-          '<absent>',
-          MIN_ISR_CLUSTER_DEFAULT),
     # ---- api_versions
-    Known('api_versions', 'api_keys.28:txn_offset_commit', '0..6', '0..5',
-          API_TXN_OFFSET_COMMIT_V6),
     Known('api_versions', 'api_keys.38:create_delegation_token', '1..3', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.39:renew_delegation_token', '1..2', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.40:expire_delegation_token', '1..2', '<absent>', API_TOKENS),
@@ -105,7 +90,6 @@ KNOWN: list[Known] = [
           API_SHARE),
     Known('api_versions', 'api_keys.91:alter_share_group_offsets', '0..0', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.92:delete_share_group_offsets', '0..0', '<absent>', API_SHARE),
-    Known('api_versions', 'api_keys.94:unknown', '0..0', '<absent>', API_ABSENT),
     Known('api_versions', 'finalized_features.eligible.leader.replicas.version',
           '1..1',
           '<absent>',
@@ -188,37 +172,6 @@ KNOWN: list[Known] = [
           0, '<absent>', STRICTER_NULL_LENGTH),
     Known('crafted_records', 'value_length_minus7.stored_max_timestamp_minus_now',
           0, '<absent>', STRICTER_NULL_LENGTH),
-    # ---- describe_broker_configs
-    Known('describe_broker_configs', 'empty_name.configs', '<absent>', {}, MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.read_only', False,
-          '<absent>', MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.sensitive', False,
-          '<absent>', MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.source', 3,
-          '<absent>', MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.synonyms.0',
-          'min.insync.replicas=1@3', '<absent>', MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.type', 3,
-          '<absent>', MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.value', '1',
-          '<absent>', MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'by_id.configs.min.insync.replicas.source',
-          3,
-          5,
-          MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'by_id.configs.min.insync.replicas.synonyms.0',
-          'min.insync.replicas=1@3',
-          'min.insync.replicas=1@5',
-          MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'by_id.configs.min.insync.replicas.synonyms.1',
-          'min.insync.replicas=1@5',
-          '<absent>',
-          MIN_ISR_CLUSTER_DEFAULT),
-    # ---- create_topic_configs
-    Known('create_topic_configs', 'configs.min.insync.replicas.source',
-          3,
-          5,
-          MIN_ISR_CLUSTER_DEFAULT),
     # ---- fetch_limits
     Known('fetch_limits', 'partition_limit_two_batches.0.partial_tail', True, False,
           FETCH_PARTIAL_BATCH),

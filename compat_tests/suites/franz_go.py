@@ -52,15 +52,20 @@ GO_TEST_TIMEOUT = "8m"
 PROCESS_TIMEOUT = 600.0
 # The broker as franz-go's CI configures its Kafka 4.x (a single KRaft node): replication
 # factors and ISR of one for the internal topics, both group protocols (classic and KIP-848),
-# and Kafka's shipped server.properties' group.initial.rebalance.delay.ms=0. Share groups and
-# OAUTHBEARER, which that CI also enables, kafkapy does not serve (FINDINGS.md).
+# and Kafka's shipped server.properties' group.initial.rebalance.delay.ms=0, SCRAM-SHA-256 and
+# OAUTHBEARER on the SASL listener with that CI's unsecured-token JAAS line (no validator class:
+# Kafka's unsecured validator). Share groups, which that CI also enables, kafkapy does not serve
+# (FINDINGS.md).
 BROKER_CONFIG = {
     "offsets.topic.replication.factor": "1",
     "transaction.state.log.replication.factor": "1",
     "transaction.state.log.min.isr": "1",
     "group.coordinator.rebalance.protocols": "classic,consumer",
     "group.initial.rebalance.delay.ms": "0",
-    "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+    "sasl.enabled.mechanisms": "SCRAM-SHA-256,OAUTHBEARER",
+    "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config":
+        "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+        'unsecuredLoginStringClaim_sub="admin";',
     "inter.broker.listener.name": "PLAINTEXT",
 }
 

@@ -17,6 +17,7 @@ from .controller import (
     check_describe_quorum,
     check_remove_raft_voter,
     check_unregister_broker,
+    check_unregister_controller,
     check_update_features,
 )
 from .groups import (
@@ -124,6 +125,7 @@ CHECKS = {
     "DescribeQuorum": check_describe_quorum,
     "UpdateFeatures": check_update_features,
     "UnregisterBroker": check_unregister_broker,
+    "UnregisterController": check_unregister_controller,
     "AddRaftVoter": check_add_raft_voter,
     "RemoveRaftVoter": check_remove_raft_voter,
     "AlterPartitionReassignments": check_alter_partition_reassignments,

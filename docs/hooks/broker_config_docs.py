@@ -250,8 +250,30 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                                               "name its host."),
     "ssl.principal.mapping.rules": ("low", "Rules mapping a certificate's subject DN to the "
                                     "principal name."),
-    "sasl.enabled.mechanisms": ("medium", "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (GSSAPI is not "
-                                "served)."),
+    "sasl.enabled.mechanisms": ("medium", "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER "
+                                "(GSSAPI is not served)."),
+    "sasl.server.callback.handler.class": ("medium", "Per listener and mechanism: OAUTHBEARER's "
+                                           "OAuthBearerValidatorCallbackHandler checks JWTs "
+                                           "against a JWKS; unset, Kafka's unsecured validator."),
+    "sasl.oauthbearer.jwks.endpoint.url": ("medium", "The OAuth/OIDC provider's JWKS (https, http "
+                                           "or file URL; allowed by the system property "
+                                           "org.apache.kafka.sasl.oauthbearer.allowed.urls)."),
+    "sasl.oauthbearer.jwks.endpoint.refresh.ms": ("low", "How often the JWKS is fetched again."),
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": ("low", "The first wait before a failed "
+                                                        "JWKS fetch is retried."),
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": ("low", "How long a JWKS fetch is "
+                                                            "retried, with growing waits."),
+    "sasl.oauthbearer.expected.audience": ("high", "The audiences a token's aud must name one "
+                                           "of."),
+    "sasl.oauthbearer.expected.issuer": ("high", "The issuer a token's iss must be."),
+    "sasl.oauthbearer.allow.unverified.audience": ("medium", "true: accept tokens whatever their "
+                                                   "audience (expected.audience unset)."),
+    "sasl.oauthbearer.allow.unverified.issuer": ("medium", "true: accept tokens whatever their "
+                                                 "issuer (expected.issuer unset)."),
+    "sasl.oauthbearer.clock.skew.seconds": ("low", "The clock skew allowed when checking a "
+                                            "token's exp, nbf and iat."),
+    "sasl.oauthbearer.sub.claim.name": ("low", "The claim naming a token's principal."),
+    "sasl.oauthbearer.scope.claim.name": ("low", "The claim holding a token's scope."),
     "sasl.mechanism.inter.broker.protocol": ("medium", "The SASL mechanism brokers log in to "
                                              "each other with."),
     "sasl.jaas.config": ("medium", "JAAS login settings: PLAIN's users, the broker's own "

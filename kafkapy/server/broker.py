@@ -160,7 +160,11 @@ class Broker:
             d.mkdir(parents=True, exist_ok=True)
         self.store = self._open_store()
         self.cluster = ClusterMetadata(self.store)
-        self.cluster_id = self.cluster.ensure_cluster_id()
+        # Kafka 4.4 formats a new cluster (eligible leader replicas on) with min.insync.replicas
+        # as a cluster-wide dynamic default, the value of the config it was formatted with
+        self.cluster_id = self.cluster.ensure_cluster_id(
+            {"min.insync.replicas": str(self.config.min_insync_replicas)}
+        )
         self.dynamic_configs = self.cluster.broker_configs(self.broker_id)
         self.dynamic_default_configs = self.cluster.broker_configs("<default>")
         apply_connection_limits(self)

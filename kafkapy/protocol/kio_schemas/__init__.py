@@ -19,8 +19,11 @@ definitions (clients/src/main/resources/common/message/*.json):
   says whether the broker wants the topology description; the describe request may ask for that
   description and each group's answer carries it, its status and the assignor's name.
 * StreamsGroupTopologyDescriptionUpdate v0 (``streams_group_topology_description_update_v0``),
-  api key 93, an API kio has no schema for at all: ``EXTRA_API_KEYS`` adds its name to kio's key
-  index.
+  api key 93, an API kio has no version of at all: its key joins kio's key-to-name map too
+  (``NEW_API_KEYS``).
+* TxnOffsetCommit v6 (``txn_offset_commit_v6``, KIP-1319): topics named by id.
+* UnregisterController v0 (``unregister_controller_v0``): an API kio has no version of at all,
+  so its key joins kio's key-to-name map too (``NEW_API_KEYS``).
 
 A module is only registered for a version kio does not already know, so upgrading kio to a
 release with these versions makes the module dead code rather than a conflict.
@@ -64,10 +67,20 @@ EXTRA_SCHEMAS: dict[str, dict[int, tuple[str, str, str]]] = {
             "StreamsGroupTopologyDescriptionUpdateResponse",
         ),
     },
+    "txn_offset_commit": {
+        6: (__name__ + ".txn_offset_commit_v6", "TxnOffsetCommitRequest",
+            "TxnOffsetCommitResponse"),
+    },
+    "unregister_controller": {
+        0: (__name__ + ".unregister_controller_v0", "UnregisterControllerRequest",
+            "UnregisterControllerResponse"),
+    },
 }
-
-# APIs kio has no schema for at all: api key -> kio-style name
-EXTRA_API_KEYS: dict[int, str] = {93: "streams_group_topology_description_update"}
+# APIs kio does not know at all: api key -> kio-style API name
+NEW_API_KEYS: dict[int, str] = {
+    93: "streams_group_topology_description_update",
+    94: "unregister_controller",
+}
 
 _registered = False
 
@@ -94,10 +107,7 @@ def register() -> None:
     proxy = MappingProxyType(merged)
     kio.schema.index.schema_name_map = proxy  # type: ignore[misc]
     kio.index.schema_name_map = proxy  # type: ignore[misc]
-    keys = dict(kio.schema.index.api_key_map)
-    for key, name in EXTRA_API_KEYS.items():
-        keys.setdefault(key, name)  # type: ignore[arg-type]
-    key_proxy = MappingProxyType(keys)
-    kio.schema.index.api_key_map = key_proxy  # type: ignore[misc]
-    kio.index.api_key_map = key_proxy  # type: ignore[misc]
+    keys = MappingProxyType({**NEW_API_KEYS, **kio.schema.index.api_key_map})
+    kio.schema.index.api_key_map = keys  # type: ignore[misc]
+    kio.index.api_key_map = keys  # type: ignore[misc]
     _registered = True

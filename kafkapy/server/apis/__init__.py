@@ -58,6 +58,7 @@ from . import (  # noqa: F401
     sync_group,
     txn_offset_commit,
     unregister_broker,
+    unregister_controller,
     update_features,
     write_txn_markers,
 )
