@@ -21,15 +21,11 @@ class Known:
     reason: str
 
 
-PROTOCOL_LINE = "to be fixed by the 4.4 protocol-line issue"
 # ---- why (FINDINGS.md has the longer story of each)
-API_MAX = f"Kafka 4.4 serves a newer version of this API; kafkapy stops at 4.0's ({PROTOCOL_LINE})"
 API_SHARE = "share groups (KIP-932) are not implemented by kafkapy"
-API_STREAMS = "the streams group protocol (KIP-1071) is not implemented by kafkapy"
-API_ABSENT = f"API kafkapy does not serve ({PROTOCOL_LINE})"
-FEATURES = ("kafkapy finalizes only group.version 1 and transaction.version 2 (the feature "
-            "levels whose semantics it implements; no metadata.version: it has no KRaft metadata "
-            "log)")
+FEATURES = ("kafkapy finalizes only group.version 1, streams.version 1 and transaction.version 2 "
+            "(the feature levels whose semantics it implements; no metadata.version: it has no "
+            "KRaft metadata log)")
 FEATURE_RANGES = ("kafkapy supports only the feature levels it implements (group.version 1, "
                   "share.version 0 ...), where 4.4 supports 0 up to its default levels: "
                   "UpdateFeatures refuses other levels with 'only supports versions A-B'")
@@ -77,25 +73,23 @@ KNOWN: list[Known] = [
           '0..1',
           '<absent>',
           API_SHARE),
-    Known('api_versions', 'api_keys.88:streams_group_heartbeat', '0..1', '<absent>', API_STREAMS),
-    Known('api_versions', 'api_keys.89:streams_group_describe', '0..1', '<absent>', API_STREAMS),
     Known('api_versions', 'api_keys.90:describe_share_group_offsets',
           '0..1',
           '<absent>',
           API_SHARE),
     Known('api_versions', 'api_keys.91:alter_share_group_offsets', '0..0', '<absent>', API_SHARE),
     Known('api_versions', 'api_keys.92:delete_share_group_offsets', '0..0', '<absent>', API_SHARE),
-    Known('api_versions', 'api_keys.93:unknown', '0..0', '<absent>', API_ABSENT),
     Known('api_versions', 'finalized_features.eligible.leader.replicas.version',
           '1..1',
           '<absent>',
           FEATURES),
     Known('api_versions', 'finalized_features.metadata.version', '33..33', '<absent>', FEATURES),
     Known('api_versions', 'finalized_features.share.version', '2..2', '<absent>', FEATURES),
-    Known('api_versions', 'finalized_features.streams.version', '1..1', '<absent>', FEATURES),
     Known('api_versions', 'supported_features.group.version', '<absent>', '1..1',
           FEATURE_RANGES),
     Known('api_versions', 'supported_features.metadata.version', '7..33', '<absent>', FEATURES),
+    Known('api_versions', 'supported_features.streams.version', '<absent>', '1..1',
+          FEATURE_RANGES),
     # ---- crafted_records (kafkapy refuses batches 4.4 stores and some readers cannot read)
     Known('crafted_records', 'header_value_length_minus3.base_offset',
           0, -1, STRICTER_HEADER_VALUE),

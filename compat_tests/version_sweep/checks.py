@@ -49,6 +49,11 @@ from .security import (
     check_sasl_authenticate,
     check_sasl_handshake,
 )
+from .streams_groups import (
+    check_streams_group_describe,
+    check_streams_group_heartbeat,
+    check_streams_group_topology_description_update,
+)
 from .topics import (
     check_alter_partition_reassignments,
     check_api_versions,
@@ -112,6 +117,9 @@ CHECKS = {
     "OffsetDelete": check_offset_delete,
     "ConsumerGroupHeartbeat": check_consumer_group_heartbeat,
     "ConsumerGroupDescribe": check_consumer_group_describe,
+    "StreamsGroupHeartbeat": check_streams_group_heartbeat,
+    "StreamsGroupDescribe": check_streams_group_describe,
+    "StreamsGroupTopologyDescriptionUpdate": check_streams_group_topology_description_update,
     "DescribeLogDirs": check_describe_log_dirs,
     "AlterReplicaLogDirs": check_alter_replica_log_dirs,
     "DescribeQuorum": check_describe_quorum,

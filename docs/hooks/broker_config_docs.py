@@ -192,6 +192,27 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "group.consumer.max.size": ("medium", "The most members of a consumer protocol group."),
     "group.consumer.migration.policy": ("medium", "Whether groups migrate online between the "
                                         "classic and consumer protocols."),
+    "group.streams.session.timeout.ms": ("medium", "The session timeout of streams group "
+                                         "members (KIP-1071)."),
+    "group.streams.min.session.timeout.ms": ("medium", "The lower bound of "
+                                             "group.streams.session.timeout.ms."),
+    "group.streams.max.session.timeout.ms": ("medium", "The upper bound of "
+                                             "group.streams.session.timeout.ms."),
+    "group.streams.heartbeat.interval.ms": ("medium", "The heartbeat interval of streams group "
+                                            "members."),
+    "group.streams.min.heartbeat.interval.ms": ("medium", "The lower bound of "
+                                                "group.streams.heartbeat.interval.ms."),
+    "group.streams.max.heartbeat.interval.ms": ("medium", "The upper bound of "
+                                                "group.streams.heartbeat.interval.ms."),
+    "group.streams.max.size": ("medium", "The most members of a streams group."),
+    "group.streams.num.standby.replicas": ("medium", "The standby replicas of each task of a "
+                                           "streams group."),
+    "group.streams.max.standby.replicas": ("medium", "The upper bound of "
+                                           "group.streams.num.standby.replicas."),
+    "group.streams.initial.rebalance.delay.ms": ("medium", "How long the first assignment of an "
+                                                 "empty streams group waits for more members."),
+    "group.streams.assignment.interval.ms": ("medium", "The least time between two task "
+                                             "assignments of a streams group."),
     # --- transactions and producers ---
     "transaction.state.log.num.partitions": ("high", "Partitions of __transaction_state."),
     "transaction.state.log.replication.factor": ("high", "Replication factor of "

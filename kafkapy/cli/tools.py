@@ -13,6 +13,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "console-producer": ("kafkapy.cli.console_producer", "send lines of stdin as records"),
     "console-consumer": ("kafkapy.cli.console_consumer", "print records to stdout"),
     "consumer-groups": ("kafkapy.cli.consumer_groups", "list, describe, reset and delete groups"),
+    "streams-groups": ("kafkapy.cli.streams_groups", "list and describe streams groups"),
     "configs": ("kafkapy.cli.configs", "describe and alter topic and broker configs"),
     "acls": ("kafkapy.cli.acls", "add, remove and list ACLs"),
     "get-offsets": ("kafkapy.cli.get_offsets", "print partition offsets (earliest/latest/time)"),

@@ -30,6 +30,8 @@ from .consumer import ConsumerGroup
 from .member_checks import check_classic_commit, check_consumer_commit
 from .offsets import offset_records
 from .state import CoordinatorState
+from .streams import admin as streams_admin
+from .streams.model import StreamsGroup
 from .txn_store import TxnAppend, TxnOffsetStore
 
 # TxnOffsetCommit v6+ (KIP-1319) answers GROUP_ID_NOT_FOUND and STALE_MEMBER_EPOCH, which older
@@ -86,6 +88,13 @@ class GroupTxnOffsets:
             err = check_consumer_commit(
                 group, generation_id, member_id, api_version, group_instance_id, transactional=True
             )
+            if err == E.stale_member_epoch and api_version < KIP_1319_ERRORS_FROM:
+                err = E.illegal_generation
+        elif isinstance(group, StreamsGroup):
+            checked = streams_admin.check_commit(
+                group, generation_id, member_id, 9, group_instance_id, [], transactional=True
+            )
+            err = checked if isinstance(checked, int) else E.none
             if err == E.stale_member_epoch and api_version < KIP_1319_ERRORS_FROM:
                 err = E.illegal_generation
         else:

@@ -14,6 +14,13 @@ definitions (clients/src/main/resources/common/message/*.json):
   ``node_id``, which a client sets once it knows which broker it is talking to; the response is
   v4's.
 * DeleteGroups v3 (``delete_groups_v3``): each group's result adds a nullable ``error_message``.
+* StreamsGroupHeartbeat v1 and StreamsGroupDescribe v1 (``streams_group_heartbeat_v1``,
+  ``streams_group_describe_v1``, KIP-1331): the heartbeat answer's recovery lag becomes int64 and
+  says whether the broker wants the topology description; the describe request may ask for that
+  description and each group's answer carries it, its status and the assignor's name.
+* StreamsGroupTopologyDescriptionUpdate v0 (``streams_group_topology_description_update_v0``),
+  api key 93, an API kio has no version of at all: its key joins kio's key-to-name map too
+  (``NEW_API_KEYS``).
 * TxnOffsetCommit v6 (``txn_offset_commit_v6``, KIP-1319): topics named by id.
 * UnregisterController v0 (``unregister_controller_v0``): an API kio has no version of at all,
   so its key joins kio's key-to-name map too (``NEW_API_KEYS``).
@@ -39,6 +46,27 @@ EXTRA_SCHEMAS: dict[str, dict[int, tuple[str, str, str]]] = {
     "delete_groups": {
         3: (__name__ + ".delete_groups_v3", "DeleteGroupsRequest", "DeleteGroupsResponse"),
     },
+    "streams_group_heartbeat": {
+        1: (
+            __name__ + ".streams_group_heartbeat_v1",
+            "StreamsGroupHeartbeatRequest",
+            "StreamsGroupHeartbeatResponse",
+        ),
+    },
+    "streams_group_describe": {
+        1: (
+            __name__ + ".streams_group_describe_v1",
+            "StreamsGroupDescribeRequest",
+            "StreamsGroupDescribeResponse",
+        ),
+    },
+    "streams_group_topology_description_update": {
+        0: (
+            __name__ + ".streams_group_topology_description_update_v0",
+            "StreamsGroupTopologyDescriptionUpdateRequest",
+            "StreamsGroupTopologyDescriptionUpdateResponse",
+        ),
+    },
     "txn_offset_commit": {
         6: (__name__ + ".txn_offset_commit_v6", "TxnOffsetCommitRequest",
             "TxnOffsetCommitResponse"),
@@ -49,7 +77,10 @@ EXTRA_SCHEMAS: dict[str, dict[int, tuple[str, str, str]]] = {
     },
 }
 # APIs kio does not know at all: api key -> kio-style API name
-NEW_API_KEYS: dict[int, str] = {94: "unregister_controller"}
+NEW_API_KEYS: dict[int, str] = {
+    93: "streams_group_topology_description_update",
+    94: "unregister_controller",
+}
 
 _registered = False
 

@@ -166,6 +166,17 @@ class BrokerConfig:
     group_consumer_max_size: int = INT_MAX
     #: online migration of non-empty groups between the classic and consumer protocols
     group_consumer_migration_policy: str = "bidirectional"
+    group_streams_session_timeout_ms: int = 45000
+    group_streams_min_session_timeout_ms: int = 45000
+    group_streams_max_session_timeout_ms: int = 60000
+    group_streams_heartbeat_interval_ms: int = 5000
+    group_streams_min_heartbeat_interval_ms: int = 5000
+    group_streams_max_heartbeat_interval_ms: int = 15000
+    group_streams_max_size: int = INT_MAX
+    group_streams_num_standby_replicas: int = 0
+    group_streams_max_standby_replicas: int = 2
+    group_streams_initial_rebalance_delay_ms: int = 3000
+    group_streams_assignment_interval_ms: int = 1000
     transaction_state_log_num_partitions: int = 50
     transaction_state_log_replication_factor: int = 3
     transaction_state_log_min_isr: int = 2
@@ -274,6 +285,21 @@ class BrokerConfig:
                 self.group_consumer_min_heartbeat_interval_ms,
                 self.group_consumer_max_heartbeat_interval_ms,
             ),
+            (
+                "group.streams.session.timeout.ms",
+                self.group_streams_min_session_timeout_ms,
+                self.group_streams_max_session_timeout_ms,
+            ),
+            (
+                "group.streams.heartbeat.interval.ms",
+                self.group_streams_min_heartbeat_interval_ms,
+                self.group_streams_max_heartbeat_interval_ms,
+            ),
+            (
+                "group.streams.num.standby.replicas",
+                0,
+                self.group_streams_max_standby_replicas,
+            ),
         ):
             value = getattr(self, name.replace(".", "_"))
             if not lo <= value <= hi:
@@ -283,6 +309,12 @@ class BrokerConfig:
                 "group.consumer.heartbeat.interval.ms",
                 self.group_consumer_heartbeat_interval_ms,
                 "must be less than group.consumer.session.timeout.ms",
+            )
+        if self.group_streams_heartbeat_interval_ms >= self.group_streams_session_timeout_ms:
+            raise invalid(
+                "group.streams.heartbeat.interval.ms",
+                self.group_streams_heartbeat_interval_ms,
+                "must be less than group.streams.session.timeout.ms",
             )
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise invalid(

@@ -103,6 +103,36 @@ OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     ),
     "group.consumer.assignors": ("group_consumer_assignors", parse_assignors),
     "group.consumer.max.size": ("group_consumer_max_size", int_parser(1)),
+    # streams groups (KIP-1071)
+    "group.streams.session.timeout.ms": ("group_streams_session_timeout_ms", int_parser(1)),
+    "group.streams.min.session.timeout.ms": (
+        "group_streams_min_session_timeout_ms",
+        int_parser(1),
+    ),
+    "group.streams.max.session.timeout.ms": (
+        "group_streams_max_session_timeout_ms",
+        int_parser(1),
+    ),
+    "group.streams.heartbeat.interval.ms": ("group_streams_heartbeat_interval_ms", int_parser(1)),
+    "group.streams.min.heartbeat.interval.ms": (
+        "group_streams_min_heartbeat_interval_ms",
+        int_parser(1),
+    ),
+    "group.streams.max.heartbeat.interval.ms": (
+        "group_streams_max_heartbeat_interval_ms",
+        int_parser(1),
+    ),
+    "group.streams.max.size": ("group_streams_max_size", int_parser(1)),
+    "group.streams.num.standby.replicas": ("group_streams_num_standby_replicas", int_parser(0)),
+    "group.streams.max.standby.replicas": ("group_streams_max_standby_replicas", int_parser(0)),
+    "group.streams.initial.rebalance.delay.ms": (
+        "group_streams_initial_rebalance_delay_ms",
+        int_parser(0),
+    ),
+    "group.streams.assignment.interval.ms": (
+        "group_streams_assignment_interval_ms",
+        int_parser(0),
+    ),
     "group.consumer.migration.policy": (
         "group_consumer_migration_policy",
         choice("disabled", "upgrade", "downgrade", "bidirectional"),
