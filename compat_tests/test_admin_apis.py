@@ -648,6 +648,7 @@ def test_client_quotas_are_stored_in_kafkas_zookeeper_layout(tmp_path):
         changes = sorted(store.children("/config/changes"))
         paths = [doc(f"/config/changes/{c}")["entity_path"] for c in changes]
         assert paths == [
+            "brokers/<default>",  # the new cluster's min.insync.replicas default
             "users/CN%3Dalice%20smith%2CO%3Dacme%2A",
             "users/bob/clients/app%2F1",
             "users/<default>/clients/<default>",

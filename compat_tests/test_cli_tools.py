@@ -78,7 +78,8 @@ def test_topics_lifecycle(broker):
     lines = desc.stdout.decode().splitlines()
     assert re.fullmatch(
         r"Topic: orders\tTopicId: [A-Za-z0-9_-]{22}\tPartitionCount: 3\tReplicationFactor: 1\t"
-        r"Configs: retention.ms=86400000",
+        # min.insync.replicas: the cluster-wide dynamic default a new cluster gets, as on 4.4
+        r"Configs: min.insync.replicas=1,retention.ms=86400000",
         lines[0],
     ), lines[0]
     assert lines[1:] == [
@@ -91,8 +92,16 @@ def test_topics_lifecycle(broker):
     desc = kafkapy("topics", "--bootstrap-server", b, "--describe", "--topic", "orders")
     assert "\tPartitionCount: 5\t" in desc.stdout.decode().splitlines()[0]
 
-    overrides = kafkapy("topics", "--bootstrap-server", b, "--describe", "--topics-with-overrides")
-    names = [line.split("\t")[0] for line in overrides.stdout.decode().splitlines()]
+    def with_overrides() -> list[str]:
+        out = kafkapy("topics", "--bootstrap-server", b, "--describe", "--topics-with-overrides")
+        return [line.split("\t")[0] for line in out.stdout.decode().splitlines()]
+
+    # as on Kafka 4.4, the cluster-wide default of min.insync.replicas a new cluster gets is not
+    # a default to TopicCommand (source DYNAMIC_DEFAULT_BROKER_CONFIG): every topic has it
+    assert {"Topic: orders", "Topic: plain"} <= set(with_overrides())
+    kafkapy("configs", "--bootstrap-server", b, "--alter", "--entity-type", "brokers",
+            "--entity-default", "--delete-config", "min.insync.replicas")
+    names = with_overrides()
     assert "Topic: orders" in names and "Topic: plain" not in names
     healthy = kafkapy(
         "topics", "--bootstrap-server", b, "--describe", "--under-replicated-partitions"

@@ -42,10 +42,12 @@ def test_refusals_in_kafkas_order() -> None:
 
 
 def test_api_versions_lists() -> None:
-    assert [f.name for f in features.supported(3)] == ["group.version"]  # v0-v3 omit min 0
+    # v0-v3 omit min 0
+    assert [f.name for f in features.supported(3)] == ["group.version", "streams.version"]
     assert len(features.supported(4)) == len(features.FEATURES)
     assert [(f.name, f.level) for f in features.finalized()] == [
         ("group.version", 1),
         ("share.version", 2),
+        ("streams.version", 1),
         ("transaction.version", 2),
     ]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kafkapy.metadata import acls
+from kafkapy.metadata import delegation_tokens as dt
 from kafkapy.metadata import znodes as zn
 from kafkapy.metadata.models import (
     BrokerInfo,
@@ -30,7 +31,7 @@ from kafkapy.metadata.uuids import (
 SPEC = json.loads(
     (Path(__file__).parent.parent / "protocol_specs" / "znodes.json").read_text()
 )["znodes"]
-ALL = {**zn.ALL, **acls.ALL}  # the ACL znode kinds live in kafkapy.metadata.acls
+ALL = {**zn.ALL, **acls.ALL, **dt.ALL}  # ACL and token znode kinds: their own modules
 
 
 def test_spec_lists_every_znode_kind() -> None:

@@ -1,8 +1,9 @@
 """Differential fuzzing: the same cases sent to kafkapy and to Apache Kafka, what each did compared.
 
 The cases are the wire fuzzer's (runner.make_case: valid requests of every (API, version) built
-from the schemas, then mutated or carrying damaged record batches), restricted to the versions
-both brokers advertise. Each case goes to both brokers on a connection of its own, one broker
+from the schemas, then mutated or carrying damaged record batches), so many of each version both
+brokers advertise, each seeded by its API and version (a newly served API adds its own cases and
+changes no other). Each case goes to both brokers on a connection of its own, one broker
 after the other, and each broker's answer is reduced to an `Observation`: whether it answered,
 closed the connection or kept it waiting, and the set of error codes in its response (decoded
 with the response schema of the request's API and version). A `Difference` is a case where the
@@ -157,19 +158,26 @@ class DifferentialReport:
 
 
 def run(kafkapy_bootstrap: str, kafka_bootstrap: str, targets: Targets, seed: str,
-        cases: int, *, timeout: float = 5.0, valid_rate: float = 0.5) -> DifferentialReport:
-    """Send `cases` seeded cases to both brokers, one after the other, and compare."""
+        per_version: int = 1, *, timeout: float = 5.0,
+        valid_rate: float = 0.5) -> DifferentialReport:
+    """Send `per_version` seeded cases of every version both brokers serve to both brokers, one
+    after the other, and compare. Each case's randomness is seeded by the seed, the API, the
+    version and the case's number, so serving another API adds that API's cases and leaves every
+    other case as it was."""
     versions = common_versions(advertised(kafkapy_bootstrap), advertised(kafka_bootstrap))
-    rng = random.Random(seed)
-    gen = RequestGenerator(rng, targets)
     report = DifferentialReport(seed)
-    for corr in range(1, cases + 1):
-        case = make_case(rng, gen, corr, valid_rate, versions)
-        ours = observe(kafkapy_bootstrap, case, timeout)
-        theirs = observe(kafka_bootstrap, case, timeout)
-        report.cases += 1
-        if ours == theirs:
-            report.same += 1
-        else:
-            report.differences.append(Difference(case, ours, theirs))
+    corr = 0
+    for name, key, version in versions:
+        for n in range(per_version):
+            corr += 1
+            rng = random.Random(f"{seed}:{name}:v{version}:{n}")
+            case = make_case(rng, RequestGenerator(rng, targets), corr, valid_rate,
+                             [(name, key, version)])
+            ours = observe(kafkapy_bootstrap, case, timeout)
+            theirs = observe(kafka_bootstrap, case, timeout)
+            report.cases += 1
+            if ours == theirs:
+                report.same += 1
+            else:
+                report.differences.append(Difference(case, ours, theirs))
     return report

@@ -21,14 +21,9 @@ class Known:
     reason: str
 
 
-PROTOCOL_LINE = "to be fixed by the 4.4 protocol-line issue"
 # ---- why (FINDINGS.md has the longer story of each)
-API_MAX = f"Kafka 4.4 serves a newer version of this API; kafkapy stops at 4.0's ({PROTOCOL_LINE})"
 API_SHARE = ("the share coordinator's inter-broker APIs (KIP-932) are not served by kafkapy: "
              "its share-partition leader writes __share_group_state in process")
-API_STREAMS = "the streams group protocol (KIP-1071) is not implemented by kafkapy"
-API_TOKENS = "delegation tokens are not implemented by kafkapy"
-API_ABSENT = f"API kafkapy does not serve ({PROTOCOL_LINE})"
 SHARE_INIT = ("Kafka 4.4 initializes a share group's partitions through its share coordinator "
               "(InitializeShareGroupState) before it assigns them: a joining member gets group "
               "epoch 2 and an empty assignment, the partitions on a later heartbeat; kafkapy's "
@@ -36,22 +31,14 @@ SHARE_INIT = ("Kafka 4.4 initializes a share group's partitions through its shar
 SHARE_SUMMARY = ("Kafka 4.4's DescribeShareGroupOffsets reads the share coordinator's summary, "
                  "which still had start offset 2 right after the last acknowledgement; kafkapy "
                  "answers the share-partition's current start offset (3)")
-FEATURES = ("kafkapy finalizes only group.version 1, share.version 2 and transaction.version 2 "
-            "(the feature "
-            "levels whose semantics it implements; no metadata.version: it has no KRaft metadata "
-            "log)")
-API_TXN_OFFSET_COMMIT_V6 = ("TxnOffsetCommit v6 names topics by id (KIP-1319); kafkapy serves up "
-                            "to v5 (transactions version 2)")
+FEATURES = ("kafkapy finalizes only group.version 1, share.version 2, streams.version 1 and "
+            "transaction.version 2 (the feature levels whose semantics it implements; no "
+            "metadata.version: it has no KRaft metadata log)")
 FEATURE_RANGES = ("kafkapy supports only the feature levels it implements (group.version 1, "
                   "share.version 2 ...), where 4.4 supports 0 up to its default levels: "
                   "UpdateFeatures refuses other levels with 'only supports versions A-B'")
-MIN_ISR_CLUSTER_DEFAULT = ("Kafka 4.4's storage format (ELR on) records min.insync.replicas as a "
-                           "cluster-wide dynamic default; kafkapy has only the static default")
 FETCH_PARTIAL_BATCH = ("Kafka 4.4 fills a fetch up to the byte limit with log bytes, ending in a "
                        "partial batch clients drop; kafkapy sends whole batches only")
-OTHER_BROKER_ALTER = ("Kafka 4.4 refuses a broker-config alter naming another broker's id "
-                      "(a client sends it to that broker); kafkapy accepts it, as ZooKeeper mode "
-                      "let any broker write any broker's configs")
 STRICTER = ("kafkapy refuses (INVALID_RECORD) a batch Kafka 4.4 accepts and stores, because "
             "readers then fail on it")
 STRICTER_OFFSET_DELTAS = (f"{STRICTER}: offset deltas 0,5 in an uncompressed batch (librdkafka "
@@ -78,22 +65,7 @@ def _feature_update(case: str, what: str, kafka_why: str, kafkapy_why: str) -> K
                  f"{ALL_FAILED}Invalid update version {what}. {kafkapy_why}", FEATURE_RANGES)
 
 KNOWN: list[Known] = [
-    # ---- describe_topic_configs
-    Known('describe_topic_configs', 'configs.min.insync.replicas.synonyms.1',
-          'min.insync.replicas=1@3',
-          'min.insync.replicas=1@5',
-          MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_topic_configs', 'configs.min.insync.replicas.synonyms.2',
-          'min.insync.replicas=1@5',
-          '<absent>',
-          MIN_ISR_CLUSTER_DEFAULT),
     # ---- api_versions
-    Known('api_versions', 'api_keys.28:txn_offset_commit', '0..6', '0..5',
-          API_TXN_OFFSET_COMMIT_V6),
-    Known('api_versions', 'api_keys.38:create_delegation_token', '1..3', '<absent>', API_TOKENS),
-    Known('api_versions', 'api_keys.39:renew_delegation_token', '1..2', '<absent>', API_TOKENS),
-    Known('api_versions', 'api_keys.40:expire_delegation_token', '1..2', '<absent>', API_TOKENS),
-    Known('api_versions', 'api_keys.41:describe_delegation_token', '1..3', '<absent>', API_TOKENS),
     Known('api_versions', 'api_keys.83:initialize_share_group_state',
           '0..0',
           '<absent>',
@@ -105,19 +77,16 @@ KNOWN: list[Known] = [
           '0..1',
           '<absent>',
           API_SHARE),
-    Known('api_versions', 'api_keys.88:streams_group_heartbeat', '0..1', '<absent>', API_STREAMS),
-    Known('api_versions', 'api_keys.89:streams_group_describe', '0..1', '<absent>', API_STREAMS),
-    Known('api_versions', 'api_keys.93:unknown', '0..0', '<absent>', API_ABSENT),
-    Known('api_versions', 'api_keys.94:unknown', '0..0', '<absent>', API_ABSENT),
     Known('api_versions', 'finalized_features.eligible.leader.replicas.version',
           '1..1',
           '<absent>',
           FEATURES),
     Known('api_versions', 'finalized_features.metadata.version', '33..33', '<absent>', FEATURES),
-    Known('api_versions', 'finalized_features.streams.version', '1..1', '<absent>', FEATURES),
     Known('api_versions', 'supported_features.group.version', '<absent>', '1..1',
           FEATURE_RANGES),
     Known('api_versions', 'supported_features.metadata.version', '7..33', '<absent>', FEATURES),
+    Known('api_versions', 'supported_features.streams.version', '<absent>', '1..1',
+          FEATURE_RANGES),
     # ---- share_group (KIP-932)
     Known('share_group', 'describe.epochs.0', 2, 1, SHARE_INIT),
     Known('share_group', 'describe.epochs.1', 2, 1, SHARE_INIT),
@@ -206,37 +175,6 @@ KNOWN: list[Known] = [
           0, '<absent>', STRICTER_NULL_LENGTH),
     Known('crafted_records', 'value_length_minus7.stored_max_timestamp_minus_now',
           0, '<absent>', STRICTER_NULL_LENGTH),
-    # ---- describe_broker_configs
-    Known('describe_broker_configs', 'empty_name.configs', '<absent>', {}, MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.read_only', False,
-          '<absent>', MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.sensitive', False,
-          '<absent>', MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.source', 3,
-          '<absent>', MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.synonyms.0',
-          'min.insync.replicas=1@3', '<absent>', MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.type', 3,
-          '<absent>', MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'empty_name.configs.min.insync.replicas.value', '1',
-          '<absent>', MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'by_id.configs.min.insync.replicas.source',
-          3,
-          5,
-          MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'by_id.configs.min.insync.replicas.synonyms.0',
-          'min.insync.replicas=1@3',
-          'min.insync.replicas=1@5',
-          MIN_ISR_CLUSTER_DEFAULT),
-    Known('describe_broker_configs', 'by_id.configs.min.insync.replicas.synonyms.1',
-          'min.insync.replicas=1@5',
-          '<absent>',
-          MIN_ISR_CLUSTER_DEFAULT),
-    # ---- create_topic_configs
-    Known('create_topic_configs', 'configs.min.insync.replicas.source',
-          3,
-          5,
-          MIN_ISR_CLUSTER_DEFAULT),
     # ---- fetch_limits
     Known('fetch_limits', 'partition_limit_two_batches.0.partial_tail', True, False,
           FETCH_PARTIAL_BATCH),
@@ -244,11 +182,6 @@ KNOWN: list[Known] = [
           FETCH_PARTIAL_BATCH),
     Known('fetch_limits', 'response_limit_two_batches.0.partial_tail', True, False,
           FETCH_PARTIAL_BATCH),
-    # ---- alter_broker_configs
-    Known('alter_broker_configs', 'other_broker.error_code', 'invalid_request', 'none',
-          OTHER_BROKER_ALTER),
-    Known('alter_broker_configs', 'other_broker.error_message',
-          'Unexpected broker id, expected 1, but received 7', None, OTHER_BROKER_ALTER),
     # ---- update_features
     _feature_update('v0.above_every_level', '9 for feature group.version',
                     f'{LOCAL} only supports versions 0-1', f'{LOCAL} only supports versions 1-1'),

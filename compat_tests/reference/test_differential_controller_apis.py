@@ -1,9 +1,9 @@
 """Differential sessions of the APIs a 4.4 broker forwards to its controller quorum, and of
 AlterReplicaLogDirs: UpdateFeatures (every version, valid and refused updates), DescribeQuorum,
-UnregisterBroker, AddRaftVoter and RemoveRaftVoter as they reach a broker, and AlterReplicaLogDirs
-with a directory the broker has, one it has not and unknown partitions. Raw requests, for the
-exact error fields. Each runs against Apache Kafka 4.4 and kafkapy; differences not in
-known_differences.py fail the test.
+UnregisterBroker, UnregisterController, AddRaftVoter and RemoveRaftVoter as they reach a broker,
+and AlterReplicaLogDirs with a directory the broker has, one it has not and unknown partitions. Raw
+requests, for the exact error fields. Each runs against Apache Kafka 4.4 and kafkapy; differences
+not in known_differences.py fail the test.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from compat_tests.reference.differential import Differential, Target
 from compat_tests.reference.observe import create_topic, entity_obs, raw
+from kafkapy.protocol.kio_schemas.unregister_controller_v0 import UnregisterControllerRequest
 
 TIMEOUT = datetime.timedelta(seconds=30)
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
@@ -88,6 +89,9 @@ def quorum_and_voters(target: Target) -> dict[str, Any]:
         m = _schema("unregister_broker", 0)
         out["unregister_unknown_broker"] = entity_obs(
             client.request(m.UnregisterBrokerRequest(broker_id=4711)))
+        for controller_id in (4711, -1):
+            out[f"unregister_controller.{controller_id}"] = entity_obs(client.request(
+                UnregisterControllerRequest(controller_id=controller_id)))
         m = _schema("remove_raft_voter", 0)
         for name, given in (("null_cluster_id", None), ("wrong_cluster_id", "diff-other")):
             out[f"remove_raft_voter.{name}"] = entity_obs(client.request(

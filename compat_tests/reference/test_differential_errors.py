@@ -30,19 +30,24 @@ RETRIABLE = (ErrorCode.coordinator_load_in_progress, ErrorCode.not_coordinator,
              ErrorCode.coordinator_not_available)
 
 
-def wait_for_coordinator(target: Target, group: str, timeout: float = 30.0) -> None:
-    """FindCoordinator until the group's coordinator is there, as a client does first."""
+def wait_for_coordinator(target: Target, group: str, timeout: float = 30.0,
+                         key_type: int = 0) -> None:
+    """FindCoordinator until the group's (key_type 1: the transactional id's) coordinator is
+    there, as a client does first."""
     from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest
 
     deadline = time.monotonic() + timeout
     with raw(target) as client:
         while True:
-            resp = client.request(FindCoordinatorRequest(key_type=0, coordinator_keys=(group,)))
+            resp = client.request(FindCoordinatorRequest(key_type=key_type,
+                                                         coordinator_keys=(group,)))
             if resp.coordinators[0].error_code == ErrorCode.none:
                 break
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no coordinator for {group} on {target.kind}: {resp}")
             time.sleep(0.2)
+    if key_type != 0:
+        return
     with raw(target) as client:  # and until the coordinator has loaded the group's partition
         while True:
             from kio.schema.describe_groups.v5.request import DescribeGroupsRequest

@@ -10,8 +10,10 @@ repeats: the same cases and, but for timing, the same differences. Each kind of 
 ``fuzz_known_differences.txt``, whose kinds FINDINGS.md explains ("Differential fuzzing"): a
 new kind fails the test, with its cases' frames printed so they can be replayed. A listed kind
 that does not occur is reported, not failed: the list shrinks as kafkapy is fixed, and which
-timing-bound kinds a run meets can vary. KAFKAPY_DIFF_FUZZ_CASES sets the number of cases
-(default 300) and KAFKAPY_DIFF_FUZZ_SEED the seed, for longer runs by hand;
+timing-bound kinds a run meets can vary. KAFKAPY_DIFF_FUZZ_CASES sets the number of cases per
+API version (default 1; each case is seeded by the seed, its API and its version, so a newly
+served API adds its own cases and changes no other) and KAFKAPY_DIFF_FUZZ_SEED the seed, for
+longer runs by hand;
 KAFKAPY_DIFF_FUZZ_RECORD=1 adds the kinds found to the list (then explain them in FINDINGS.md).
 """
 
@@ -31,7 +33,7 @@ from .kafka_broker import ReferenceKafka, java_missing
 
 KNOWN = Path(__file__).with_name("fuzz_known_differences.txt")
 SEED = os.environ.get("KAFKAPY_DIFF_FUZZ_SEED", "kafkapy-21")
-CASES = int(os.environ.get("KAFKAPY_DIFF_FUZZ_CASES", "300"))
+CASES = int(os.environ.get("KAFKAPY_DIFF_FUZZ_CASES", "1"))
 
 
 def known_kinds() -> set[str]:
@@ -80,4 +82,4 @@ def check(report: differential.DifferentialReport) -> None:
     if gone:
         warnings.warn(f"{len(gone)} listed differential-fuzz differences did not occur in this "
                       f"run (fixed? remove them from {KNOWN.name}): {gone[:3]}", stacklevel=1)
-    assert report.cases == CASES and report.same > CASES // 2, report.summary()
+    assert report.cases > 100 * CASES and report.same > report.cases // 2, report.summary()

@@ -52,9 +52,10 @@ GO_TEST_TIMEOUT = "8m"
 PROCESS_TIMEOUT = 600.0
 # The broker as franz-go's CI configures its Kafka 4.x (a single KRaft node): replication
 # factors and ISR of one for the internal topics, both group protocols (classic and KIP-848),
-# share groups (KIP-932, with __share_group_state at replication factor one), and Kafka's shipped
-# server.properties' group.initial.rebalance.delay.ms=0. OAUTHBEARER, which that CI also enables,
-# kafkapy does not serve (FINDINGS.md).
+# and Kafka's shipped server.properties' group.initial.rebalance.delay.ms=0, SCRAM-SHA-256 and
+# OAUTHBEARER on the SASL listener with that CI's unsecured-token JAAS line (no validator class:
+# Kafka's unsecured validator), and share groups (KIP-932, with __share_group_state at
+# replication factor one).
 BROKER_CONFIG = {
     "offsets.topic.replication.factor": "1",
     "transaction.state.log.replication.factor": "1",
@@ -63,7 +64,10 @@ BROKER_CONFIG = {
     "share.coordinator.state.topic.replication.factor": "1",
     "share.coordinator.state.topic.min.isr": "1",
     "group.initial.rebalance.delay.ms": "0",
-    "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+    "sasl.enabled.mechanisms": "SCRAM-SHA-256,OAUTHBEARER",
+    "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config":
+        "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+        'unsecuredLoginStringClaim_sub="admin";',
     "inter.broker.listener.name": "PLAINTEXT",
 }
 

@@ -140,6 +140,18 @@ def compile_java(out: Path, sources_dir: Path = JAVA_SOURCES, client: str = "3.9
     return out
 
 
+def compile_java_44(out: Path, sources_dir: Path) -> Path:
+    """javac <sources_dir>/*.java against Kafka 4.4's libs/ (client, Kafka Streams and the
+    rest of the distribution): programs that need more than the client, run with the 4.4
+    line only."""
+    sources = sorted(str(p) for p in sources_dir.glob("*.java"))
+    proc = subprocess.run(["javac", "-d", str(out), "-cp", classpath(client="4.4"), *sources],
+                          capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise AssertionError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")
+    return out
+
+
 class ToolJvm:
     """One JVM running Kafka's command-line tools on request (java/ToolRunner.java): `run()`
     returns what a separate `java -cp ... <tool>` would have (exit status, stdout, stderr)."""

@@ -17,6 +17,7 @@ from .controller import (
     check_describe_quorum,
     check_remove_raft_voter,
     check_unregister_broker,
+    check_unregister_controller,
     check_update_features,
 )
 from .groups import (
@@ -56,6 +57,11 @@ from .share_groups import (
     check_share_fetch,
     check_share_group_describe,
     check_share_group_heartbeat,
+)
+from .streams_groups import (
+    check_streams_group_describe,
+    check_streams_group_heartbeat,
+    check_streams_group_topology_description_update,
 )
 from .topics import (
     check_alter_partition_reassignments,
@@ -127,11 +133,15 @@ CHECKS = {
     "DescribeShareGroupOffsets": check_describe_share_group_offsets,
     "AlterShareGroupOffsets": check_alter_share_group_offsets,
     "DeleteShareGroupOffsets": check_delete_share_group_offsets,
+    "StreamsGroupHeartbeat": check_streams_group_heartbeat,
+    "StreamsGroupDescribe": check_streams_group_describe,
+    "StreamsGroupTopologyDescriptionUpdate": check_streams_group_topology_description_update,
     "DescribeLogDirs": check_describe_log_dirs,
     "AlterReplicaLogDirs": check_alter_replica_log_dirs,
     "DescribeQuorum": check_describe_quorum,
     "UpdateFeatures": check_update_features,
     "UnregisterBroker": check_unregister_broker,
+    "UnregisterController": check_unregister_controller,
     "AddRaftVoter": check_add_raft_voter,
     "RemoveRaftVoter": check_remove_raft_voter,
     "AlterPartitionReassignments": check_alter_partition_reassignments,

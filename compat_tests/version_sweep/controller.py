@@ -1,5 +1,6 @@
 """Checks of the APIs a Kafka 4.4 broker forwards to its controller quorum (DescribeQuorum,
-UpdateFeatures, UnregisterBroker, AddRaftVoter, RemoveRaftVoter) and of AlterReplicaLogDirs."""
+UpdateFeatures, UnregisterBroker, UnregisterController, AddRaftVoter, RemoveRaftVoter) and of
+AlterReplicaLogDirs."""
 
 from __future__ import annotations
 
@@ -46,6 +47,14 @@ def check_unregister_broker(env: Env, v: int) -> None:
     assert resp.error_message == "Broker ID 4711 is not currently registered", resp
     resp = env.request(make("UnregisterBroker", v, env, broker_id=env.node_id))
     assert ok(resp.error_code), resp
+
+
+def check_unregister_controller(env: Env, v: int) -> None:
+    for controller_id in (4711, env.node_id):  # kafkapy has no KRaft controller registrations
+        resp = env.request(make("UnregisterController", v, env, controller_id=controller_id))
+        assert resp.error_code == E.controller_id_not_registered, resp
+        assert resp.error_message == (
+            f"Controller ID {controller_id} is not currently registered."), resp
 
 
 def _check_raft_voter(api: str, env: Env, v: int, **fields: Any) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import time
+import uuid
 from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode as E
@@ -332,19 +333,35 @@ def check_txn_offset_commit(env: Env, v: int) -> None:
         ],
     }
 
+    absent_id = uuid.UUID(int=4711)
+    if v >= 6:  # KIP-1319: topics by id
+        spec["topics"] = [
+            {"topic_id": env.topic_id, "partitions": spec["topics"][0]["partitions"]},
+            {"topic_id": absent_id, "partitions": spec["topics"][1]["partitions"]},
+        ]
+    names = {env.topic_id: SWEEP, absent_id: "sweep-absent"}
+
     def commit(**over):
         resp = env.request(make("TxnOffsetCommit", v, env, **{**spec, **over}))
         return {
-            (t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions
+            (t.name if v < 6 else names[t.topic_id], p.partition_index): p.error_code
+            for t in resp.topics
+            for p in t.partitions
         }
 
-    assert commit() == {(SWEEP, 0): 0, ("sweep-absent", 0): E.unknown_topic_or_partition}
+    absent_error = E.unknown_topic_or_partition if v < 6 else E.unknown_topic_id
+    assert commit() == {(SWEEP, 0): 0, ("sweep-absent", 0): absent_error}
     # pending: invisible, and unstable for a stable read
     p = _stable_fetch(env, group)
     assert (p.error_code, p.committed_offset) == (E.unstable_offset_commit, -1), p
     if v >= 3:  # KIP-447: a member that is not in the group is refused
         got = commit(generation_id=1, member_id="ghost", topics=spec["topics"][:1])
         assert got == {(SWEEP, 0): E.unknown_member_id}
+    if v >= 5:  # a member's commit to a group that does not exist (KIP-1319 names it from v6;
+        # transactions version 2 adds that group's partition to the transaction first)
+        got = commit(group_id=f"{group}-missing", generation_id=1, member_id="ghost",
+                     topics=spec["topics"][:1])
+        assert got == {(SWEEP, 0): E.group_id_not_found if v >= 6 else E.illegal_generation}
     fenced = commit(producer_epoch=epoch - 1, topics=spec["topics"][:1])
     assert fenced == {(SWEEP, 0): E.invalid_producer_epoch}
     resp = env.request(

@@ -72,6 +72,15 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                                                   "before it is answered and closed."),
     "connections.max.reauth.ms": ("medium", "Session lifetime after which clients "
                                   "re-authenticate (KIP-368; 0: never)."),
+    "delegation.token.secret.key": ("medium", "The key delegation tokens' HMACs are made "
+                                    "with (HMAC-SHA512), the same on every broker; without it "
+                                    "tokens are disabled."),
+    "delegation.token.max.lifetime.ms": ("medium", "The longest a token can live; a request "
+                                         "may ask for less."),
+    "delegation.token.expiry.time.ms": ("medium", "How long a token lives after its creation or "
+                                        "a renewal, unless a shorter period is asked for."),
+    "delegation.token.expiry.check.interval.ms": ("low", "How often the controller removes "
+                                                  "expired tokens."),
     # --- topics and logs ---
     "num.partitions": ("medium", "Partitions of a topic created without a count (auto-created "
                        "or CreateTopics with -1)."),
@@ -183,6 +192,27 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "group.consumer.max.size": ("medium", "The most members of a consumer protocol group."),
     "group.consumer.migration.policy": ("medium", "Whether groups migrate online between the "
                                         "classic and consumer protocols."),
+    "group.streams.session.timeout.ms": ("medium", "The session timeout of streams group "
+                                         "members (KIP-1071)."),
+    "group.streams.min.session.timeout.ms": ("medium", "The lower bound of "
+                                             "group.streams.session.timeout.ms."),
+    "group.streams.max.session.timeout.ms": ("medium", "The upper bound of "
+                                             "group.streams.session.timeout.ms."),
+    "group.streams.heartbeat.interval.ms": ("medium", "The heartbeat interval of streams group "
+                                            "members."),
+    "group.streams.min.heartbeat.interval.ms": ("medium", "The lower bound of "
+                                                "group.streams.heartbeat.interval.ms."),
+    "group.streams.max.heartbeat.interval.ms": ("medium", "The upper bound of "
+                                                "group.streams.heartbeat.interval.ms."),
+    "group.streams.max.size": ("medium", "The most members of a streams group."),
+    "group.streams.num.standby.replicas": ("medium", "The standby replicas of each task of a "
+                                           "streams group."),
+    "group.streams.max.standby.replicas": ("medium", "The upper bound of "
+                                           "group.streams.num.standby.replicas."),
+    "group.streams.initial.rebalance.delay.ms": ("medium", "How long the first assignment of an "
+                                                 "empty streams group waits for more members."),
+    "group.streams.assignment.interval.ms": ("medium", "The least time between two task "
+                                             "assignments of a streams group."),
     # --- share groups (KIP-932) ---
     "group.share.session.timeout.ms": ("medium", "The session timeout of share group members."),
     "group.share.min.session.timeout.ms": ("medium", "The lower bound of "
@@ -272,8 +302,30 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                                               "name its host."),
     "ssl.principal.mapping.rules": ("low", "Rules mapping a certificate's subject DN to the "
                                     "principal name."),
-    "sasl.enabled.mechanisms": ("medium", "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (GSSAPI is not "
-                                "served)."),
+    "sasl.enabled.mechanisms": ("medium", "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER "
+                                "(GSSAPI is not served)."),
+    "sasl.server.callback.handler.class": ("medium", "Per listener and mechanism: OAUTHBEARER's "
+                                           "OAuthBearerValidatorCallbackHandler checks JWTs "
+                                           "against a JWKS; unset, Kafka's unsecured validator."),
+    "sasl.oauthbearer.jwks.endpoint.url": ("medium", "The OAuth/OIDC provider's JWKS (https, http "
+                                           "or file URL; allowed by the system property "
+                                           "org.apache.kafka.sasl.oauthbearer.allowed.urls)."),
+    "sasl.oauthbearer.jwks.endpoint.refresh.ms": ("low", "How often the JWKS is fetched again."),
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": ("low", "The first wait before a failed "
+                                                        "JWKS fetch is retried."),
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": ("low", "How long a JWKS fetch is "
+                                                            "retried, with growing waits."),
+    "sasl.oauthbearer.expected.audience": ("high", "The audiences a token's aud must name one "
+                                           "of."),
+    "sasl.oauthbearer.expected.issuer": ("high", "The issuer a token's iss must be."),
+    "sasl.oauthbearer.allow.unverified.audience": ("medium", "true: accept tokens whatever their "
+                                                   "audience (expected.audience unset)."),
+    "sasl.oauthbearer.allow.unverified.issuer": ("medium", "true: accept tokens whatever their "
+                                                 "issuer (expected.issuer unset)."),
+    "sasl.oauthbearer.clock.skew.seconds": ("low", "The clock skew allowed when checking a "
+                                            "token's exp, nbf and iat."),
+    "sasl.oauthbearer.sub.claim.name": ("low", "The claim naming a token's principal."),
+    "sasl.oauthbearer.scope.claim.name": ("low", "The claim holding a token's scope."),
     "sasl.mechanism.inter.broker.protocol": ("medium", "The SASL mechanism brokers log in to "
                                              "each other with."),
     "sasl.jaas.config": ("medium", "JAAS login settings: PLAIN's users, the broker's own "

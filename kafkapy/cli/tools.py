@@ -17,6 +17,7 @@ TOOLS: dict[str, tuple[str, str]] = {
         "kafkapy.cli.share_groups",
         "list, describe, reset and delete share groups (KIP-932)",
     ),
+    "streams-groups": ("kafkapy.cli.streams_groups", "list and describe streams groups"),
     "configs": ("kafkapy.cli.configs", "describe and alter topic and broker configs"),
     "acls": ("kafkapy.cli.acls", "add, remove and list ACLs"),
     "get-offsets": ("kafkapy.cli.get_offsets", "print partition offsets (earliest/latest/time)"),
@@ -28,6 +29,10 @@ TOOLS: dict[str, tuple[str, str]] = {
     "transactions": (
         "kafkapy.cli.transactions",
         "list, describe, find hanging and abort transactions",
+    ),
+    "delegation-tokens": (
+        "kafkapy.cli.delegation_tokens",
+        "create, renew, expire and describe delegation tokens",
     ),
     "reassign-partitions": (
         "kafkapy.cli.reassign_partitions",

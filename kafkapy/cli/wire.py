@@ -6,7 +6,8 @@ It speaks what the tool's --command-config asks for, with the Java client's keys
 ``security.protocol`` SSL or SASL_SSL wraps the socket in TLS (``ssl.truststore.*`` to trust the
 broker, ``ssl.keystore.*`` for a client certificate, ``ssl.endpoint.identification.algorithm``;
 kafkapy.security.tls), SASL_PLAINTEXT or SASL_SSL authenticates with ``sasl.mechanism`` (PLAIN,
-SCRAM-SHA-256, SCRAM-SHA-512) and the ``username``/``password`` of ``sasl.jaas.config``
+SCRAM-SHA-256, SCRAM-SHA-512) and the ``username``/``password`` of ``sasl.jaas.config`` (with
+``tokenauth=true``: a delegation token's id and HMAC)
 (SaslHandshake v1, SaslAuthenticate v2; kafkapy.security's client exchanges)."""
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def _sasl_client(props: Mapping[str, str]) -> SaslClient:
     if mechanism == PLAIN:
         return PlainClient(user, password)
     if mechanism in MECHANISMS:
-        return ScramClient(mechanism, user, password)
+        token_auth = options.get("tokenauth", "").lower() == "true"  # a delegation token
+        return ScramClient(mechanism, user, password, token_auth)
     raise CliError(f"sasl.mechanism {mechanism} is not supported (PLAIN, SCRAM-SHA-256/512)")
 
 

@@ -58,14 +58,20 @@ class ClusterMetadata(ClusterTopics):
         got = self._store.get_or_none(zn.CLUSTER_ID.path())
         return zn.CLUSTER_ID.decode(got[0]) if got else None
 
-    def ensure_cluster_id(self) -> str:
-        """The cluster id, generated and stored at /cluster/id on first use."""
+    def ensure_cluster_id(self, initial_defaults: Mapping[str, str] | None = None) -> str:
+        """The cluster id, generated and stored at /cluster/id on first use. The broker that
+        creates it also writes ``initial_defaults`` as the cluster-wide dynamic broker configs
+        (what Kafka 4.4's storage format records for a new cluster)."""
         existing = self.cluster_id()
         if existing is not None:
             return existing
         new = random_cluster_id()
         try:
             self._store.create(zn.CLUSTER_ID.path(), zn.CLUSTER_ID.encode(new), makepath=True)
+            if initial_defaults:
+                self.set_broker_configs(
+                    "<default>", {**self.broker_configs("<default>"), **initial_defaults}
+                )
             return new
         except NodeExistsError:  # another broker won the race
             existing = self.cluster_id()

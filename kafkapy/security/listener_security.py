@@ -10,7 +10,8 @@ A listener's effective settings are the broker-wide keys overridden by its own
   SCRAM-SHA-512; Kafka's default GSSAPI is not served), PLAIN's user database from
   ``listener.name.<l>.plain.sasl.jaas.config`` (``user_<name>="<password>"``),
   ``connections.max.reauth.ms`` (also per mechanism: ``listener.name.<l>.<mechanism>.
-  connections.max.reauth.ms``) and ``sasl.server.max.receive.size``.
+  connections.max.reauth.ms``) and ``sasl.server.max.receive.size``; with OAUTHBEARER, its token
+  validator (kafkapy.security.oauthbearer_listener).
 
 :class:`InterBrokerSecurity` is the client side used on the inter-broker listener: the TLS client
 context from the same listener's settings and, with SASL, ``sasl.mechanism.inter.broker.protocol``
@@ -24,7 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .jaas import PLAIN_LOGIN_MODULE, JaasConfigError, parse_jaas_config
-from .sasl import GSSAPI, PLAIN, SERVED_MECHANISMS
+from .oauthbearer import TokenValidator
+from .oauthbearer_listener import OAuthListenerConfigError, oauthbearer_validator
+from .sasl import GSSAPI, OAUTHBEARER, PLAIN, SERVED_MECHANISMS
 from .session import PLAINTEXT, SECURITY_PROTOCOLS, uses_sasl, uses_tls
 from .ssl_principal import InvalidRule, SslPrincipalMapper
 from .tls import TlsConfigError, client_context, server_context
@@ -147,6 +150,7 @@ class ListenerSecurity:
     mechanisms: tuple[str, ...] = ()
     plain_users: Mapping[str, str] = field(repr=False, default_factory=dict)
     reauth_ms: Mapping[str, int] = field(default_factory=dict)  # mechanism -> ms (0: off)
+    oauth_validator: TokenValidator | None = field(repr=False, default=None)
     sasl_max_receive: int = DEFAULT_SASL_MAX_RECEIVE
 
     @property
@@ -185,6 +189,13 @@ class ListenerSecurity:
                         f'users (user_<name>="<password>") when PLAIN is enabled on listener {name}'
                     )
                 kw["plain_users"] = users
+            if OAUTHBEARER in mechanisms:
+                try:
+                    kw["oauth_validator"] = oauthbearer_validator(
+                        settings, name, _jaas_options(settings, name, OAUTHBEARER)
+                    )
+                except OAuthListenerConfigError as e:
+                    raise SecurityConfigError(str(e)) from None
             default_reauth = _int(settings, "connections.max.reauth.ms", 0, "")
             kw["reauth_ms"] = {
                 m: _int(settings, f"{m.lower()}.connections.max.reauth.ms", default_reauth, "")
@@ -219,6 +230,11 @@ class InterBrokerSecurity:
         if uses_sasl(protocol):
             mechanism = (settings.get("sasl.mechanism.inter.broker.protocol") or GSSAPI).strip()
             mechanism = mechanism.upper()
+            if mechanism == OAUTHBEARER:
+                raise SecurityConfigError(
+                    "sasl.mechanism.inter.broker.protocol OAUTHBEARER is not supported by kafkapy "
+                    "(brokers connect to each other with PLAIN or SCRAM)"
+                )
             if mechanism not in _mechanisms(settings, name):
                 raise SecurityConfigError(
                     f"sasl.mechanism.inter.broker.protocol {mechanism} must be one of the "

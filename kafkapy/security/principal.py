@@ -9,7 +9,7 @@ semicolon-separated list of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 USER_TYPE = "User"
 WILDCARD_NAME = "*"
@@ -17,10 +17,13 @@ WILDCARD_NAME = "*"
 
 @dataclass(frozen=True, slots=True)
 class KafkaPrincipal:
-    """An authenticated identity; equal when type and name are (as Kafka's KafkaPrincipal)."""
+    """An authenticated identity; equal when type and name are (as Kafka's KafkaPrincipal).
+    ``token_authenticated``: the connection authenticated with a delegation token (SCRAM with
+    ``tokenauth=true``); such a principal may not create, renew, expire or describe tokens."""
 
     principal_type: str
     name: str
+    token_authenticated: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
         return f"{self.principal_type}:{self.name}"

@@ -2,12 +2,15 @@
 
 A server exchange takes the client's token and returns the next challenge
 (:meth:`SaslServer.evaluate`) until :attr:`SaslServer.complete`; it then names the authenticated
-user (:attr:`SaslServer.authorization_id`). Failures come in two kinds, as in Kafka:
+user (:attr:`SaslServer.authorization_id`) and, for credentials that expire (an OAUTHBEARER
+token), when they do (``credential_expiry_ms``, ms since the epoch), which bounds the session
+(KIP-368). Failures come in these kinds, as in Kafka:
 
 * :class:`SaslAuthenticationError`: its message is safe to show the client (PLAIN's "Invalid
   username or password") and goes back in SaslAuthenticate's error message;
 * :class:`SaslCredentialError`: the reason may reveal too much (whether a user exists): the
-  client is told only :func:`generic_failure`.
+  client is told only :func:`generic_failure`;
+* :class:`SaslServerFailure`: an unexpected failure; the connection is closed unanswered.
 
 Client exchanges (for the broker's own connections to other brokers, and for tools) produce the
 tokens a server expects: :meth:`SaslClient.first` and :meth:`SaslClient.evaluate`.
@@ -23,7 +26,7 @@ SCRAM_SHA_256 = "SCRAM-SHA-256"
 SCRAM_SHA_512 = "SCRAM-SHA-512"
 GSSAPI = "GSSAPI"
 OAUTHBEARER = "OAUTHBEARER"
-SERVED_MECHANISMS = (PLAIN, SCRAM_SHA_256, SCRAM_SHA_512)
+SERVED_MECHANISMS = (PLAIN, SCRAM_SHA_256, SCRAM_SHA_512, OAUTHBEARER)
 
 
 class SaslAuthenticationError(Exception):
@@ -32,6 +35,11 @@ class SaslAuthenticationError(Exception):
 
 class SaslCredentialError(Exception):
     """Authentication failed for a reason not to be shown to the client."""
+
+
+class SaslServerFailure(Exception):
+    """An unexpected failure inside the mechanism (a Java exception other than SaslException in
+    Kafka's SaslServer): Kafka closes the connection at once, without an answer."""
 
 
 def generic_failure(mechanism: str, reauthenticating: bool = False) -> str:

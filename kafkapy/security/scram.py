@@ -10,7 +10,10 @@ SaltedPassword, "Client Key"))``, ``ServerKey = HMAC(SaltedPassword, "Server Key
 server-first (``r=nonce+server nonce,s=salt,i=iterations``), client-final (``c=biws,r=..,p=proof``)
 verified against StoredKey, server-final (``v=ServerSignature``). Unknown users and bad proofs are
 :class:`~kafkapy.security.sasl.SaslCredentialError` (the client learns nothing more than
-"invalid credentials"). :class:`ScramClient` is the other side, for the broker's own connections.
+"invalid credentials"). With the ``tokenauth=true`` extension the user name is a delegation
+token's id and the credential the token's (:class:`TokenCredential`); the authorization id is then
+the token's owner (Kafka's DelegationTokenCredentialCallback). :class:`ScramClient` is the other
+side, for the broker's own connections.
 """
 
 from __future__ import annotations
@@ -171,13 +174,35 @@ _SERVER_FINAL = re.compile(rf"(?:e=(?P<error>[^,]+)|v=(?P<signature>{_BASE64})){
 CredentialLookup = Callable[[str, str], ScramCredential | None]  # (mechanism, user) -> credential
 
 
+@dataclass(frozen=True)
+class TokenCredential:
+    """What a delegation token authenticates with: its owner's name, the SCRAM credential
+    derived from its HMAC (None: none for this mechanism) and its expiry timestamp (ms)."""
+
+    owner: str
+    credential: ScramCredential | None
+    expiry_timestamp: int
+
+
+# (mechanism, token id) -> the token's credential, None for an unknown token
+TokenLookup = Callable[[str, str], TokenCredential | None]
+
+
 class ScramServer:
     """One server-side SCRAM exchange (see the module doc)."""
 
-    def __init__(self, mechanism: str, credential_of: CredentialLookup) -> None:
+    def __init__(
+        self, mechanism: str, credential_of: CredentialLookup, token_of: TokenLookup | None = None
+    ) -> None:
         self.mechanism = mechanism
         self._mech = MECHANISMS[mechanism]
         self._credential_of = credential_of
+        self._token_of = token_of
+        #: authenticated with a delegation token (the ``tokenauth=true`` extension)
+        self.token_authenticated = False
+        #: when the credential expires (ms since the epoch): a delegation token's expiry, which
+        #: bounds the session as Kafka's CREDENTIAL_LIFETIME_MS does; None for a user's password
+        self.credential_expiry_ms: int | None = None
         self._state = "first"
         self._user: str | None = None
         self._credential: ScramCredential | None = None
@@ -223,9 +248,17 @@ class ScramServer:
             user = username_of(m.group("name"))
         except ValueError as e:
             raise SaslCredentialError(str(e)) from None
+        authorization_id = user
         if self.extensions.get("tokenauth", "").lower() == "true":
-            raise SaslCredentialError(f"Token Authentication failed: Invalid tokenId : {user}")
-        credential = self._credential_of(self.mechanism, user)
+            found = None if self._token_of is None else self._token_of(self.mechanism, user)
+            if found is None:
+                raise SaslCredentialError(f"Token Authentication failed: Invalid tokenId : {user}")
+            credential = found.credential
+            authorization_id = found.owner
+            self.token_authenticated = True
+            self.credential_expiry_ms = found.expiry_timestamp
+        else:
+            credential = self._credential_of(self.mechanism, user)
         if credential is None:
             raise SaslCredentialError("Authentication failed: Invalid user credentials")
         authzid = m.group("authzid")
@@ -239,7 +272,7 @@ class ScramServer:
                 f"Iterations {credential.iterations} is less than the minimum "
                 f"{self._mech.min_iterations} for {self.mechanism}"
             )
-        self._user, self._credential = user, credential
+        self._user, self._credential = authorization_id, credential
         self._gs2 = m.group("gs2")
         self._client_first_bare = m.group("bare")
         self._nonce = m.group("nonce") + random_nonce()
@@ -279,12 +312,18 @@ class ScramServer:
 class ScramClient:
     """The client side of one SCRAM exchange."""
 
-    def __init__(self, mechanism: str, username: str, password: str) -> None:
+    def __init__(
+        self, mechanism: str, username: str, password: str, token_auth: bool = False
+    ) -> None:
+        """``token_auth``: the user name is a delegation token's id and the password its HMAC
+        (the ``tokenauth=true`` extension, as the Java client's ScramLoginModule sends it)."""
         self.mechanism = mechanism
         self._mech = MECHANISMS[mechanism]
         self._password = password
         self._client_nonce = random_nonce()
         self._bare = f"n={sasl_name(username)},r={self._client_nonce}"
+        if token_auth:
+            self._bare += ",tokenauth=true"
         self._auth_message = b""
         self._salted = b""
         self._state = "first"

@@ -50,6 +50,7 @@ from .replication.purgatory import Purgatory
 from .replication.registration import register_broker
 from .security.acl_listener import AclChangeListener
 from .security.scram_cache import ScramCredentialCache
+from .security.token_manager import DelegationTokenManager
 from .topics import TopicRegistry
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ class Broker:
         self.bound_port: int | None = None  # the first listener's
         self.bound_ports: dict[str, int] = {}  # listener name -> bound port
         self.scram_credentials = ScramCredentialCache()
+        self.delegation_tokens = DelegationTokenManager(self)  # loaded by start()
         # dynamic broker configs (/config/brokers/<id> and /config/brokers/<default>)
         self.dynamic_configs: dict[str, str] = {}
         self.dynamic_default_configs: dict[str, str] = {}
@@ -160,7 +162,11 @@ class Broker:
             d.mkdir(parents=True, exist_ok=True)
         self.store = self._open_store()
         self.cluster = ClusterMetadata(self.store)
-        self.cluster_id = self.cluster.ensure_cluster_id()
+        # Kafka 4.4 formats a new cluster (eligible leader replicas on) with min.insync.replicas
+        # as a cluster-wide dynamic default, the value of the config it was formatted with
+        self.cluster_id = self.cluster.ensure_cluster_id(
+            {"min.insync.replicas": str(self.config.min_insync_replicas)}
+        )
         self.dynamic_configs = self.cluster.broker_configs(self.broker_id)
         self.dynamic_default_configs = self.cluster.broker_configs("<default>")
         apply_connection_limits(self)
@@ -169,6 +175,7 @@ class Broker:
         self.log_dir_failures = LogDirFailureHandler(self)
         register_broker(self)  # waits out a killed predecessor's registration
         self.scram_credentials.load(self.store)
+        self.delegation_tokens.start()
         self.client_quotas.load(self.store)
         if not self.config.zookeeper_connect:
             # embedded: the lone broker is the controller
@@ -220,6 +227,7 @@ class Broker:
             self.config_listener.stop()
         if self.acl_listener is not None:
             self.acl_listener.stop()
+        self.delegation_tokens.stop()
         if self.replicas is not None:
             self.replicas.stop()
         logs, store = self.opened("logs"), self.opened("store")
@@ -284,6 +292,7 @@ async def run_broker(
             await nursery.start(broker.idle.run)
             if broker.acl_listener is not None:
                 await nursery.start(broker.acl_listener.run)
+            await nursery.start(broker.delegation_tokens.run)
             broker.client_quotas.start()
             await nursery.start(broker.serve)
             nursery.start_soon(run_log_maintenance, broker)

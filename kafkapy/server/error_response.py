@@ -44,6 +44,7 @@ UNKNOWN_SERVER_ERROR_MESSAGE = (
 PRODUCE_KEY = 0
 ALTER_REPLICA_LOG_DIRS_KEY = 34
 ALTER_USER_SCRAM_CREDENTIALS_KEY = 51
+CREATE_DELEGATION_TOKEN_KEY = 38
 
 # Response arrays filled from a request array of another name, per API key; None: left empty.
 _SOURCES: dict[int, dict[str, str | None]] = {
@@ -255,6 +256,8 @@ def error_response(
         return _alter_user_scram_credentials(cls, request, error, message)
     if api_key == ALTER_REPLICA_LOG_DIRS_KEY:
         return _alter_replica_log_dirs(cls, version, request, error)
+    if api_key == CREATE_DELEGATION_TOKEN_KEY:
+        return _create_delegation_token(cls, error)
     return _Builder(api_key, error, message).entity(cls, request, top=True)
 
 
@@ -271,6 +274,20 @@ def _alter_user_scram_credentials(cls: type, request: Any, error: ErrorCode, mes
         for u in users
     )
     return cls(throttle_time=datetime.timedelta(0), results=results)
+
+
+def _create_delegation_token(cls: type, error: ErrorCode) -> Any:
+    """Owner and requester User:ANONYMOUS, timestamps -1 (Kafka's
+    CreateDelegationTokenRequest.getErrorResponse)."""
+    none = datetime.datetime.fromtimestamp(-0.001, datetime.UTC)  # written as -1
+    values = dict(
+        error_code=error, principal_type="User", principal_name="ANONYMOUS",
+        token_requester_principal_type="User", token_requester_principal_name="ANONYMOUS",
+        issue_timestamp=none, expiry_timestamp=none, max_timestamp=none, token_id="", hmac=b"",
+        throttle_time=datetime.timedelta(0),
+    )
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in values.items() if k in names})
 
 
 def _alter_replica_log_dirs(cls: type, version: int, request: Any, error: ErrorCode) -> Any:

@@ -17,11 +17,12 @@ and metadata.version 4.4-IV2 by default):
   added by the partition leaders and the group coordinator; clients of the version 1 protocol
   are still served). Levels 0-2 are supported, as 4.4 lists them; kafkapy runs at 2 only, so an
   UpdateFeatures to level 0 or 1 is refused (not in 4.4's words: 4.4 would downgrade);
+* streams.version 1, as 4.4: streams groups (KIP-1071) are served; level 0 (turning them off)
+  is not implemented;
 * share.version 2, as 4.4 (share groups, KIP-932, with ShareFetch/ShareAcknowledge v2 and
   RENEW). Levels 0-2 are supported, as 4.4 lists them; kafkapy runs at 2 only, so an
   UpdateFeatures to level 0 or 1 is refused (share groups cannot be turned off);
-* kraft.version 0, streams.version 0, eligible.leader.replicas.version 0: no KRaft quorum,
-  streams groups or ELR;
+* kraft.version 0, eligible.leader.replicas.version 0: no KRaft quorum or ELR;
 * metadata.version is not supported at all: it versions the KRaft metadata log, which kafkapy
   does not have.
 
@@ -50,7 +51,7 @@ FEATURES: dict[str, Feature] = {
         Feature("group.version", 1, 1, 1),
         Feature("kraft.version", 0, 0, 0),
         Feature("share.version", 0, 2, 2),
-        Feature("streams.version", 0, 0, 0),
+        Feature("streams.version", 1, 1, 1),
         Feature("transaction.version", 0, 2, 2),
     )
 }

@@ -29,7 +29,7 @@ from kafkapy.storage.config import LogConfig
 from kafkapy.storage.errors import InconsistentClusterIdError, KafkaStorageError
 from kafkapy.storage.log import PartitionLog, partition_dir_name
 from kafkapy.storage.log_dir_failure import LogDirFailure, LogDirFailureChannel
-from kafkapy.storage.log_move import move_log, settle_future_logs
+from kafkapy.storage.log_move import FutureLog, copy_to_future, finish_move, settle_future_logs
 
 log = logging.getLogger("kafkapy.storage")
 
@@ -54,6 +54,7 @@ class LogManager:
         self.default_config = default_config
         self.logs: dict[tuple[str, int], PartitionLog] = {}
         self._dir_of: dict[tuple[str, int], Path] = {}
+        self.moving: set[tuple[str, int]] = set()  # partitions AlterReplicaLogDirs is moving
         self.had_clean_shutdown: dict[Path, bool] = {}
         self.failures = LogDirFailureChannel()
         self.failures.listeners.append(self._take_offline)
@@ -327,24 +328,32 @@ class LogManager:
         with self._lock:
             return self._dir_of.get((topic, partition))
 
-    def move_log(self, topic: str, partition: int, dest: Path) -> bool:
-        """Move the partition's log into log directory ``dest`` (one of ``log_dirs``), on the
-        thread that appends to it (storage/log_move.py); False when it is there already. An I/O
-        error takes the directory where it happened offline and raises KafkaStorageError."""
+    def copy_to_future(self, topic: str, partition: int, dest: Path) -> FutureLog | None:
+        """Step 1 of a move (storage/log_move.py), safe in a worker thread: the partition's
+        files copied into a future log under ``dest``; None when the log is there already."""
         tp = (topic, partition)
         plog = self.logs[tp]
-        src = self._dir_of[tp]
-        if src == dest:
-            return False
+        if self._dir_of[tp] == dest:
+            return None
         try:
-            move_log(plog, dest)
+            return copy_to_future(plog, dest)
+        except OSError as e:
+            self.fail_dir(dest, f"copying {topic}-{partition} to {dest}", e)
+            raise KafkaStorageError(f"cannot move {topic}-{partition} to {dest}: {e}") from e
+
+    def finish_move(self, topic: str, partition: int, future: FutureLog) -> None:
+        """Step 2 of a move, on the thread that appends to the log: catch up and swap."""
+        tp = (topic, partition)
+        plog = self.logs[tp]
+        src, dest = self._dir_of[tp], future.directory.parent
+        try:
+            finish_move(plog, future)
         except OSError as e:
             failed = dest if plog.directory.parent == src else src  # the copy, or the swap
             self.fail_dir(failed, f"moving {topic}-{partition} to {dest}", e)
             raise KafkaStorageError(f"cannot move {topic}-{partition} to {dest}: {e}") from e
         with self._lock:
             self._dir_of[tp] = dest
-        return True
 
     def delete_log(self, topic: str, partition: int) -> None:
         """Close the log, rename its directory to ``<tp>.<uuid>-delete``, then remove it."""

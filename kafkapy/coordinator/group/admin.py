@@ -1,7 +1,8 @@
 """The admin side of the group coordinator (sans-io): ListGroups, DescribeGroups,
 ConsumerGroupDescribe and DeleteGroups, and removing a group from the coordinator.
 
-ListGroups lists the groups of owned partitions (filtered by state and type, KIP-518/KIP-848),
+ListGroups lists the groups of owned partitions (filtered by state and type, KIP-518/KIP-848;
+streams groups of KIP-1071 with type "streams"),
 with COORDINATOR_LOAD_IN_PROGRESS while some partition loads. DescribeGroups describes classic
 groups only (a consumer group answers GROUP_ID_NOT_FOUND, as Kafka does); ConsumerGroupDescribe
 consumer groups only. DeleteGroups deletes empty groups: tombstones for their offsets and group
@@ -21,6 +22,7 @@ from .classic_rebalance import ClassicRebalance
 from .consumer import Assignment, ConsumerGroup
 from .consumer_sessions import ConsumerSessions
 from .state import CoordinatorState, Group, Records
+from .streams.model import StreamsGroup
 
 S = GroupState
 
@@ -79,7 +81,7 @@ class GroupAdmin:
         for group in self.state.groups.values():
             if not self.state.owns(group.group_id):
                 continue
-            if isinstance(group, ConsumerGroup):
+            if isinstance(group, ConsumerGroup | StreamsGroup):
                 state = group.state
             elif group.is_in(S.DEAD):
                 continue
@@ -100,7 +102,7 @@ class GroupAdmin:
         if err:
             return GroupDescription(err, group_id)
         group = self.state.groups.get(group_id)
-        if isinstance(group, ConsumerGroup):
+        if isinstance(group, ConsumerGroup | StreamsGroup):
             return GroupDescription(
                 E.group_id_not_found, group_id, message=f"Group {group_id} is not a classic group."
             )
@@ -138,6 +140,10 @@ class GroupAdmin:
             return ConsumerDescription(
                 E.group_id_not_found, group_id, f"Group {group_id} not found."
             )
+        if isinstance(group, StreamsGroup):  # Kafka 4.4's words for a streams group
+            return ConsumerDescription(
+                E.group_id_not_found, group_id, f"Group {group_id} is not a consumer group."
+            )
         if not isinstance(group, ConsumerGroup):
             return ConsumerDescription(
                 E.group_id_not_found, group_id, f"Group {group_id} is not a consumer group"
@@ -165,7 +171,11 @@ class GroupAdmin:
             if group is None or (isinstance(group, ClassicGroup) and group.is_in(S.DEAD)):
                 result[gid] = E.group_id_not_found
                 continue
-            if not (group.is_empty() if isinstance(group, ConsumerGroup) else group.is_in(S.EMPTY)):
+            if isinstance(group, ConsumerGroup | StreamsGroup):
+                empty = group.is_empty()
+            else:
+                empty = group.is_in(S.EMPTY)
+            if not empty:
                 result[gid] = E.non_empty_group
                 continue
             # pending transactional offsets are tombstoned too (Kafka 4.0's deleteAllOffsets)
@@ -173,8 +183,9 @@ class GroupAdmin:
             records: Records = [(rec.offset_key(gid, t, p), None) for t, p in sorted(tps)]
             if isinstance(group, ConsumerGroup):
                 records += crec.group_tombstones(group)
-            else:
+            elif isinstance(group, ClassicGroup):
                 records.append((rec.group_key(gid), None))
+            # a streams group's membership is not on the log: only its offsets are
             err = self.state.append(gid, records, now_ms)
             if err:
                 result[gid] = err
@@ -189,6 +200,14 @@ class GroupAdmin:
         if isinstance(group, ConsumerGroup):
             for mid in list(group.members):
                 self.sessions.cancel(group.group_id, mid)
+            group.offsets.clear()
+            self.state.groups.pop(group.group_id, None)
+            return
+        if isinstance(group, StreamsGroup):
+            for mid in list(group.members):
+                for kind in ("streams-session", "streams-rebalance"):
+                    self.state.timers.cancel((kind, group.group_id, mid))
+            self.state.timers.cancel(("streams-initial", group.group_id))
             group.offsets.clear()
             self.state.groups.pop(group.group_id, None)
             return

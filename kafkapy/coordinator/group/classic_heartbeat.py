@@ -21,6 +21,7 @@ from .classic_rebalance import ClassicRebalance
 from .consumer import ConsumerGroup
 from .member_checks import validate_classic_member
 from .state import CoordinatorState
+from .streams.model import StreamsGroup
 
 S = GroupState
 log = logging.getLogger("kafkapy.coordinator.group")
@@ -46,7 +47,7 @@ class ClassicHeartbeat:
         if err:
             return err
         group = self.state.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, StreamsGroup):  # no classic group of that id
             return E.unknown_member_id
         if isinstance(group, ConsumerGroup):
             return self.classic_members.heartbeat(
@@ -74,7 +75,7 @@ class ClassicHeartbeat:
         if err:
             return err, []
         group = self.state.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, StreamsGroup):  # no classic group of that id
             return E.none, [E.unknown_member_id] * len(members)
         if isinstance(group, ConsumerGroup):
             return self.classic_members.leave(group, members, now_ms)

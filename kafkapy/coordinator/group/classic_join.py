@@ -34,6 +34,7 @@ from .consumer import ConsumerGroup
 from .member_checks import validate_classic_member
 from .pending import Pending
 from .state import CoordinatorState
+from .streams.model import StreamsGroup
 
 S = GroupState
 log = logging.getLogger("kafkapy.coordinator.group")
@@ -72,6 +73,14 @@ class ClassicJoin:
             classic.offsets = group.offsets
             state.groups[r.group_id] = group = classic
             log.info("empty consumer group=%s becomes a classic group", r.group_id)
+        if isinstance(group, StreamsGroup):
+            # Kafka 4.4: a streams group with members is of another protocol; an empty one
+            # (offsets only) becomes a classic group
+            if group.members:
+                return fail(E.inconsistent_group_protocol)
+            classic = ClassicGroup(r.group_id, now_ms)
+            classic.offsets = group.offsets
+            state.groups[r.group_id] = group = classic
         if group is None:
             if not unknown:
                 return fail(E.unknown_member_id)

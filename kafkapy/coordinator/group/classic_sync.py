@@ -23,6 +23,7 @@ from .consumer import ConsumerGroup
 from .member_checks import validate_classic_member
 from .pending import Pending
 from .state import CoordinatorState
+from .streams.model import StreamsGroup
 
 S = GroupState
 
@@ -54,7 +55,11 @@ class ClassicSync:
         if err:
             return fail(err)
         group = self.state.groups.get(group_id)
-        if group is None or (isinstance(group, ConsumerGroup) and group.is_empty()):
+        if (
+            group is None
+            or isinstance(group, StreamsGroup)
+            or (isinstance(group, ConsumerGroup) and group.is_empty())
+        ):
             return fail(E.unknown_member_id)
         if isinstance(group, ConsumerGroup):
             return Pending.completed(

@@ -22,8 +22,15 @@ class CoordinatorConfig:
     consumer_assignors: tuple[str, ...] = ("uniform", "range")
     consumer_max_size: int = 2**31 - 1
     consumer_migration_policy: str = "bidirectional"  # disabled, upgrade, downgrade
+    # streams groups (KIP-1071): the broker's group.streams.* configs
+    streams_session_timeout_ms: int = 45_000
+    streams_heartbeat_interval_ms: int = 5_000
+    streams_num_standby_replicas: int = 0
+    streams_max_size: int = 2**31 - 1
+    streams_initial_rebalance_delay_ms: int = 3_000
+    streams_assignment_interval_ms: int = 1_000
     # per group: its GROUP config overrides kafkapy applies (consumer.session.timeout.ms,
-    # consumer.heartbeat.interval.ms), set through IncrementalAlterConfigs
+    # consumer.heartbeat.interval.ms, streams.*), set through IncrementalAlterConfigs
     group_overrides: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def session_timeout_ms(self, group_id: str) -> int:
@@ -36,3 +43,19 @@ class CoordinatorConfig:
         broker's."""
         got = self.group_overrides.get(group_id, {})
         return got.get("consumer.heartbeat.interval.ms", self.consumer_heartbeat_interval_ms)
+
+    def streams_setting(self, group_id: str, name: str) -> int:
+        """A streams group's setting ``name`` (its group config's name without "streams."): the
+        group's config, else the broker's group.streams.* config."""
+        got = self.group_overrides.get(group_id, {})
+        return got.get("streams." + name, getattr(self, STREAMS_SETTINGS[name]))
+
+
+# a streams group config (without "streams.") -> the CoordinatorConfig field of its broker default
+STREAMS_SETTINGS = {
+    "session.timeout.ms": "streams_session_timeout_ms",
+    "heartbeat.interval.ms": "streams_heartbeat_interval_ms",
+    "num.standby.replicas": "streams_num_standby_replicas",
+    "initial.rebalance.delay.ms": "streams_initial_rebalance_delay_ms",
+    "assignment.interval.ms": "streams_assignment_interval_ms",
+}

@@ -33,6 +33,7 @@ part                        serves
 ``txn_offsets``             TxnOffsetCommit and the transaction markers' group hook
 ``offset_expiry``           offsets.retention.minutes
 ``admin``                   ListGroups, DescribeGroups, ConsumerGroupDescribe, DeleteGroups
+``streams``                 StreamsGroupHeartbeat, StreamsGroupDescribe (KIP-1071)
 ``share`` (coordinator.share) ShareGroupHeartbeat, ShareGroupDescribe (share groups, KIP-932)
 ==========================  ===============================================================
 
@@ -40,6 +41,8 @@ The request and answer types are re-exported here for the server's API modules.
 """
 
 from __future__ import annotations
+
+import functools
 
 from ..share.config import ShareSettings
 from ..share.groups import ShareGroups
@@ -72,6 +75,8 @@ from .state import (
     append_error_to_response_error,
     valid_group_id,
 )
+from .streams import admin as streams_admin
+from .streams.heartbeat import StreamsHeartbeat
 from .timers import Timers
 from .topics import TopicsView
 from .txn_offsets import GroupTxnOffsets
@@ -141,6 +146,9 @@ class GroupCoordinator:
         self.commit_txn_offsets = txn_offsets.commit
         self.complete_txn_offsets = txn_offsets.complete
         self.unstable_offsets = txn_offsets.unstable_offsets
+        # streams groups (KIP-1071)
+        self.streams_group_heartbeat = StreamsHeartbeat(state).heartbeat
+        self.streams_group_describe = functools.partial(streams_admin.describe, state)
         # admin
         self.list_groups = admin.list_groups
         self.describe_group = admin.describe_group

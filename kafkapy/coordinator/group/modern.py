@@ -42,6 +42,7 @@ from .consumer_sessions import ConsumerSessions
 from .member_update import MemberUpdates, new_member_id
 from .migration import Migration
 from .state import CoordinatorState, Records
+from .streams.model import StreamsGroup
 
 log = logging.getLogger("kafkapy.coordinator.group")
 
@@ -172,6 +173,8 @@ class ConsumerGroupHeartbeat:
             if not create:
                 return None, [], E.group_id_not_found, f"Consumer group {group_id} not found."
             return ConsumerGroup(group_id), [], E.none, None
+        if isinstance(group, StreamsGroup):  # Kafka 4.4's words for a streams group
+            return None, [], E.group_id_not_found, f"Group {group_id} is not a consumer group."
         if not create:
             return None, [], E.group_id_not_found, f"Group {group_id} is not a consumer group"
         if classic_is_unused(group):  # replaced; its offsets carry over
@@ -308,7 +311,7 @@ class ConsumerGroupHeartbeat:
         old = self.state.groups.get(group.group_id)
         if isinstance(old, ClassicGroup) and group.members:
             self.migration.finish_upgrade(old, group, now_ms)
-        elif old is not None:
+        elif old is not None and not isinstance(old, StreamsGroup):
             self.rebalance.forget(old)
         self.state.groups[group.group_id] = group
         log.info("created consumer group=%s", group.group_id)

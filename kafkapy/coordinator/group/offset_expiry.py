@@ -22,6 +22,7 @@ from . import records as rec
 from .classic import GroupState, OffsetAndMetadata
 from .consumer import ConsumerGroup
 from .state import CoordinatorState, Group, Records
+from .streams.model import StreamsGroup
 
 S = GroupState
 log = logging.getLogger("kafkapy.coordinator.group")
@@ -77,6 +78,29 @@ class OffsetExpiry:
             self.drop_group(group, now_ms)
         return len(expired)
 
+    def _expire_streams_offsets(self, group: StreamsGroup, now_ms: int) -> int:
+        """A streams group's offsets: as a consumer group's, the source topics of a group with
+        members counting as subscribed (Kafka's StreamsGroup.isSubscribedToTopic)."""
+        unstable = self.state.txn_offsets.unstable(group.group_id)
+        expired = []
+        for (topic, partition), om in group.offsets.items():
+            if group.is_subscribed_to(topic) or (topic, partition) in unstable:
+                continue
+            if om.expire_timestamp >= 0:
+                gone = now_ms >= om.expire_timestamp
+            else:
+                gone = now_ms - om.commit_timestamp >= self.state.config.offsets_retention_ms
+            if gone:
+                expired.append((topic, partition))
+        records: Records = [(rec.offset_key(group.group_id, t, p), None) for t, p in expired]
+        if not records or self.state.append(group.group_id, records, now_ms):
+            return 0
+        for tp in expired:
+            group.offsets.pop(tp, None)
+        if group.is_empty() and not group.offsets and not unstable:
+            self.drop_group(group, now_ms)
+        return len(expired)
+
     def expire_offsets(self, now_ms: int) -> int:
         """Remove expired offsets (tombstones) and then groups left empty; return how many
         offsets expired."""
@@ -88,6 +112,9 @@ class OffsetExpiry:
                 continue
             if isinstance(group, ConsumerGroup):
                 total += self._expire_consumer_offsets(group, now_ms)
+                continue
+            if isinstance(group, StreamsGroup):
+                total += self._expire_streams_offsets(group, now_ms)
                 continue
             subscribed: set[str] | None = None
             base: Callable[[OffsetAndMetadata], int]

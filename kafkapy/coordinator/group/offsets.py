@@ -32,6 +32,8 @@ from .classic_rebalance import ClassicRebalance
 from .consumer import ConsumerGroup
 from .member_checks import check_classic_commit, check_consumer_commit
 from .state import CoordinatorState, Records
+from .streams import admin as streams_admin
+from .streams.model import StreamsGroup
 
 S = GroupState
 
@@ -98,6 +100,7 @@ class GroupOffsets:
             return all_(err)
         group = state.groups.get(group_id)
         created = False
+        refused: dict[TopicPartition, int] = {}
         if group is None:
             if generation_id >= 0:
                 return all_(E.group_id_not_found if api_version >= 9 else E.illegal_generation)
@@ -107,7 +110,17 @@ class GroupOffsets:
             err = check_consumer_commit(group, generation_id, member_id, api_version)
             if err:
                 return all_(err)
-        else:
+        elif isinstance(group, StreamsGroup):
+            checked = streams_admin.check_commit(
+                group, generation_id, member_id, api_version, group_instance_id, list(offsets)
+            )
+            if isinstance(checked, int):
+                if checked:
+                    return all_(checked)
+            else:  # a member at an older epoch: each partition its own answer
+                refused = {tp: e for tp, e in checked.items() if e}
+                offsets = {tp: c for tp, c in offsets.items() if tp not in refused}
+        elif isinstance(group, ClassicGroup):
             err = check_classic_commit(group, generation_id, member_id, group_instance_id)
             if err:
                 return all_(err)
@@ -122,12 +135,12 @@ class GroupOffsets:
                 state.groups.pop(group_id, None)
             for tp in updates:
                 result[tp] = err
-            return result
+            return {**result, **refused}
         group.offsets.update(updates)
         state.txn_offsets.supersede(group_id, updates)
         for tp in updates:
             result[tp] = E.none
-        return result
+        return {**result, **refused}
 
     # ---- OffsetFetch ---------------------------------------------------------------------------
     def fetch(
@@ -154,6 +167,10 @@ class GroupOffsets:
             if member.member_epoch != member_epoch:
                 classic = member.classic is not None
                 return (E.illegal_generation if classic else E.stale_member_epoch), []
+        if isinstance(group, StreamsGroup):
+            err = streams_admin.check_fetch(group, member_id, member_epoch)
+            if err:
+                return err, []
         if group is None or (isinstance(group, ClassicGroup) and group.is_in(S.DEAD)):
             committed = {}
         else:
@@ -181,6 +198,8 @@ class GroupOffsets:
 
             def is_subscribed(topic: str) -> bool:
                 return topic in subscribed
+        elif isinstance(group, StreamsGroup):
+            is_subscribed = group.is_subscribed_to
         else:
             if not group.is_in(S.EMPTY) and group.protocol_type != "consumer":
                 return E.non_empty_group, {}

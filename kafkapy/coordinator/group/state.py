@@ -1,10 +1,10 @@
 """The state every part of the group coordinator shares, and the one way it is written.
 
 ``CoordinatorState`` holds the groups of the __consumer_offsets partitions this broker leads
-(classic and consumer-protocol groups in one table), which partitions are owned or still loading,
-the timer table, the topics view and the log. Each part of the coordinator (``classic_join``,
-``modern``, ``offsets``, ``admin``, ...) is an object over this state; none of them imports the
-coordinator.
+(classic, consumer-protocol and streams groups in one table), which partitions are owned or still
+loading, the timer table, the topics view and the log. Each part of the coordinator
+(``classic_join``, ``modern``, ``offsets``, ``admin``, ...) is an object over this state; none of
+them imports the coordinator.
 
 Durable changes go through ``append``: records for one __consumer_offsets partition, all or
 nothing, written *before* the in-memory state changes. A failed write comes back as the group API
@@ -24,6 +24,7 @@ from .classic import ClassicGroup
 from .config import CoordinatorConfig
 from .consumer import ConsumerGroup, ConsumerMember, member_topics
 from .partitioning import partition_for
+from .streams.model import StreamsGroup
 from .timers import Timers
 from .topics import NoTopics, TopicsView, topics_matching
 from .txn_store import TxnOffsetStore
@@ -33,7 +34,7 @@ log = logging.getLogger("kafkapy.coordinator.group")
 MAX_GROUP_ID_BYTES = 32767  # the record key holds it as an int16-length string
 
 Records = list[tuple[bytes, bytes | None]]
-Group = ClassicGroup | ConsumerGroup
+Group = ClassicGroup | ConsumerGroup | StreamsGroup
 
 
 class OffsetsLog(Protocol):

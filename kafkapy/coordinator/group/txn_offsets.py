@@ -30,7 +30,13 @@ from .consumer import ConsumerGroup
 from .member_checks import check_classic_commit, check_consumer_commit
 from .offsets import offset_records
 from .state import CoordinatorState
+from .streams import admin as streams_admin
+from .streams.model import StreamsGroup
 from .txn_store import TxnAppend, TxnOffsetStore
+
+# TxnOffsetCommit v6+ (KIP-1319) answers GROUP_ID_NOT_FOUND and STALE_MEMBER_EPOCH, which older
+# versions answer as ILLEGAL_GENERATION
+KIP_1319_ERRORS_FROM = 6
 
 TopicPartition = tuple[str, int]
 
@@ -69,13 +75,28 @@ class GroupTxnOffsets:
             return all_(err)
         group = state.groups.get(group_id)
         created = False
-        if group is None:  # Kafka creates an empty group to hold the offsets
+        if group is None and generation_id >= 0:  # a member's commit to a group that is not
+            return all_(
+                E.group_id_not_found
+                if api_version >= KIP_1319_ERRORS_FROM
+                else E.illegal_generation
+            )
+        if group is None:  # Kafka creates an empty (simple) group to hold the offsets
             group = state.groups[group_id] = ClassicGroup(group_id, now_ms)
             created = True
         if isinstance(group, ConsumerGroup):
             err = check_consumer_commit(
                 group, generation_id, member_id, api_version, group_instance_id, transactional=True
             )
+            if err == E.stale_member_epoch and api_version < KIP_1319_ERRORS_FROM:
+                err = E.illegal_generation
+        elif isinstance(group, StreamsGroup):
+            checked = streams_admin.check_commit(
+                group, generation_id, member_id, 9, group_instance_id, [], transactional=True
+            )
+            err = checked if isinstance(checked, int) else E.none
+            if err == E.stale_member_epoch and api_version < KIP_1319_ERRORS_FROM:
+                err = E.illegal_generation
         else:
             err = check_classic_commit(
                 group, generation_id, member_id, group_instance_id, transactional=True

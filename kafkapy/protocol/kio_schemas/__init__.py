@@ -14,6 +14,16 @@ definitions (clients/src/main/resources/common/message/*.json):
   ``node_id``, which a client sets once it knows which broker it is talking to; the response is
   v4's.
 * DeleteGroups v3 (``delete_groups_v3``): each group's result adds a nullable ``error_message``.
+* StreamsGroupHeartbeat v1 and StreamsGroupDescribe v1 (``streams_group_heartbeat_v1``,
+  ``streams_group_describe_v1``, KIP-1331): the heartbeat answer's recovery lag becomes int64 and
+  says whether the broker wants the topology description; the describe request may ask for that
+  description and each group's answer carries it, its status and the assignor's name.
+* StreamsGroupTopologyDescriptionUpdate v0 (``streams_group_topology_description_update_v0``),
+  api key 93, an API kio has no version of at all: its key joins kio's key-to-name map too
+  (``NEW_API_KEYS``).
+* TxnOffsetCommit v6 (``txn_offset_commit_v6``, KIP-1319): topics named by id.
+* UnregisterController v0 (``unregister_controller_v0``): an API kio has no version of at all,
+  so its key joins kio's key-to-name map too (``NEW_API_KEYS``).
 
 A module is only registered for a version kio does not already know, so upgrading kio to a
 release with these versions makes the module dead code rather than a conflict.
@@ -36,6 +46,40 @@ EXTRA_SCHEMAS: dict[str, dict[int, tuple[str, str, str]]] = {
     "delete_groups": {
         3: (__name__ + ".delete_groups_v3", "DeleteGroupsRequest", "DeleteGroupsResponse"),
     },
+    "streams_group_heartbeat": {
+        1: (
+            __name__ + ".streams_group_heartbeat_v1",
+            "StreamsGroupHeartbeatRequest",
+            "StreamsGroupHeartbeatResponse",
+        ),
+    },
+    "streams_group_describe": {
+        1: (
+            __name__ + ".streams_group_describe_v1",
+            "StreamsGroupDescribeRequest",
+            "StreamsGroupDescribeResponse",
+        ),
+    },
+    "streams_group_topology_description_update": {
+        0: (
+            __name__ + ".streams_group_topology_description_update_v0",
+            "StreamsGroupTopologyDescriptionUpdateRequest",
+            "StreamsGroupTopologyDescriptionUpdateResponse",
+        ),
+    },
+    "txn_offset_commit": {
+        6: (__name__ + ".txn_offset_commit_v6", "TxnOffsetCommitRequest",
+            "TxnOffsetCommitResponse"),
+    },
+    "unregister_controller": {
+        0: (__name__ + ".unregister_controller_v0", "UnregisterControllerRequest",
+            "UnregisterControllerResponse"),
+    },
+}
+# APIs kio does not know at all: api key -> kio-style API name
+NEW_API_KEYS: dict[int, str] = {
+    93: "streams_group_topology_description_update",
+    94: "unregister_controller",
 }
 
 _registered = False
@@ -49,7 +93,7 @@ def register() -> None:
     current = kio.schema.index.schema_name_map
     merged: dict[str, Any] = dict(current)
     for name, versions in EXTRA_SCHEMAS.items():
-        by_version: dict[int, Any] = dict(current[name])
+        by_version: dict[int, Any] = dict(current.get(name, {}))
         for version, (module, request, response) in versions.items():
             if version in by_version:  # kio knows it already
                 continue
@@ -63,4 +107,7 @@ def register() -> None:
     proxy = MappingProxyType(merged)
     kio.schema.index.schema_name_map = proxy  # type: ignore[misc]
     kio.index.schema_name_map = proxy  # type: ignore[misc]
+    keys = MappingProxyType({**NEW_API_KEYS, **kio.schema.index.api_key_map})
+    kio.schema.index.api_key_map = keys  # type: ignore[misc]
+    kio.index.api_key_map = keys  # type: ignore[misc]
     _registered = True

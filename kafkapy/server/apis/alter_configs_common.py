@@ -11,6 +11,7 @@ from typing import Any
 from kafkapy.protocol.errors import ErrorCode
 
 from ..config.config_changes import (
+    BROKER,
     ConfigChangeError,
     apply,
     current_configs,
@@ -39,6 +40,7 @@ def alter_resources(ctx: Any, request: Any, new_configs: NewConfigs) -> tuple[An
             )
             if denied is not None:
                 raise ConfigChangeError(denied, None)
+            refuse_other_broker(broker.broker_id, res.resource_type, res.resource_name)
             current = current_configs(broker, res.resource_type, res.resource_name)
             new = new_configs(res, current)
             apply(broker, res.resource_type, res.resource_name, new, request.validate_only)
@@ -54,3 +56,14 @@ def alter_resources(ctx: Any, request: Any, new_configs: NewConfigs) -> tuple[An
             )
         )
     return tuple(out)
+
+
+def refuse_other_broker(broker_id: int, resource_type: int, name: str) -> None:
+    """A broker resource names this broker or the cluster default (""): a client sends another
+    broker's configs to that broker, and Kafka 4.4 refuses them elsewhere (a name that is no
+    number is refused later, with the config checks)."""
+    if resource_type == BROKER and name and name != str(broker_id) and name.isdigit():
+        raise ConfigChangeError(
+            ErrorCode.invalid_request,
+            f"Unexpected broker id, expected {broker_id}, but received {name}",
+        )

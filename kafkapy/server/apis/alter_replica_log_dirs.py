@@ -10,11 +10,13 @@ order:
 * an unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION; a partition of which this broker
   holds no replica: REPLICA_NOT_AVAILABLE; a replica whose directory failed: KAFKA_STORAGE_ERROR;
 * otherwise the log is moved (storage/log_move.py) and the partition answers NONE; already in
-  that directory, nothing happens (NONE). Kafka copies into a "future" log in the background and
-  answers at once; kafkapy's move completes before the answer, on the event loop where appends
-  happen, so no acknowledged record can be missed and DescribeLogDirs shows the partition in its
-  new directory as soon as the answer is sent. A log the cleaner is compacting is moved once the
-  pass ends.
+  that directory, nothing happens (NONE). As in Kafka, the log is copied into a "future" log in
+  a worker thread while the partition keeps taking appends and serving fetches; then, on the
+  event loop where appends happen (so no acknowledged record can be missed), what was written
+  meanwhile is copied too and the future log swapped in. Kafka answers before the copy; kafkapy
+  answers once the move is done, so DescribeLogDirs shows the partition in its new directory as
+  soon as the answer is sent. A log the cleaner is compacting is swapped once the pass ends; a
+  second move of a partition waits for the first.
 
 Authorization: ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED on every partition).
 """
@@ -22,6 +24,7 @@ Authorization: ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED on every parti
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,7 @@ import trio
 
 from kafkapy.protocol.errors import ErrorCode
 from kafkapy.storage.errors import KafkaStorageError
+from kafkapy.storage.log import PartitionLog
 
 from ..registry import api
 from ..request_context import RequestContext
@@ -51,14 +55,38 @@ async def _move(ctx: RequestContext, topic: str, partition: int, dest: Path | No
     plog = logs.get_log(topic, partition)
     if plog is None:
         return ErrorCode.replica_not_available
-    while plog.cleaning:  # the cleaner holds this log's segments: move after its pass
+    tp = (topic, partition)
+    while tp in logs.moving:  # one move of a partition at a time
         await trio.sleep(CLEANING_WAIT_S)
-        if logs.get_log(topic, partition) is not plog:
-            return ErrorCode.replica_not_available  # deleted meanwhile
+    logs.moving.add(tp)
+    try:
+        return await _copy_and_swap(ctx, topic, partition, dest, plog)
+    finally:
+        logs.moving.discard(tp)
+
+
+async def _copy_and_swap(
+    ctx: RequestContext, topic: str, partition: int, dest: Path, plog: PartitionLog
+) -> ErrorCode:
+    logs = ctx.broker.logs
     if plog.offline:
         return ErrorCode.kafka_storage_error
     try:
-        logs.move_log(topic, partition, dest)
+        future = await trio.to_thread.run_sync(logs.copy_to_future, topic, partition, dest)
+    except KafkaStorageError:
+        return ErrorCode.kafka_storage_error
+    if future is None:
+        return ErrorCode.none  # there already
+    while plog.cleaning:  # the cleaner holds this log's segments: swap after its pass
+        await trio.sleep(CLEANING_WAIT_S)
+    if plog.offline:  # its directory failed meanwhile
+        shutil.rmtree(future.directory, ignore_errors=True)
+        return ErrorCode.kafka_storage_error
+    if logs.get_log(topic, partition) is not plog:  # deleted meanwhile
+        shutil.rmtree(future.directory, ignore_errors=True)
+        return ErrorCode.replica_not_available
+    try:
+        logs.finish_move(topic, partition, future)
     except KafkaStorageError:
         return ErrorCode.kafka_storage_error
     return ErrorCode.none

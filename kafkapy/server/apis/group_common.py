@@ -129,6 +129,47 @@ def partition_errors(topic_cls: Any, partition_cls: Any, topics: Any, errors: di
     )
 
 
+def topic_names_by_id(ctx: Any, topics: Any) -> list[str | None]:
+    """Topics named by id (OffsetCommit v10+, TxnOffsetCommit v6+): the name of each request
+    topic's id, None where the id is unknown."""
+    by_id = ctx.broker.topics.get_by_id
+    infos = [by_id(t.topic_id) if t.topic_id is not None else None for t in topics]
+    return [info.name if info is not None else None for info in infos]
+
+
+def by_id_response(
+    topic_cls: Any,
+    partition_cls: Any,
+    request_topics: Any,
+    names: list[str | None],
+    errors: dict,
+    unknown_error: int,
+) -> tuple:
+    """The per-topic answer with topics named by id: those whose id is unknown first (with
+    ``unknown_error``), then the others in the request's order, as Kafka's response builder adds
+    errors before merging the coordinator's results."""
+    from ..responses import build
+
+    order = sorted(range(len(names)), key=lambda i: names[i] is not None)
+    return tuple(
+        build(
+            topic_cls,
+            topic_id=request_topics[i].topic_id,
+            partitions=tuple(
+                build(
+                    partition_cls,
+                    partition_index=p.partition_index,
+                    error_code=unknown_error
+                    if names[i] is None
+                    else errors[(names[i], p.partition_index)],
+                )
+                for p in request_topics[i].partitions
+            ),
+        )
+        for i in order
+    )
+
+
 def share_listed(share: Any, states: set[str] | None, types: set[str] | None) -> list:
     """ListGroups' rows of the share groups (KIP-932), filtered as the other groups are."""
     from kafkapy.coordinator.group.admin import ListedGroup

@@ -37,47 +37,17 @@ from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from .group_common import (
     GROUP_DENIED,
+    by_id_response,
     group_denied,
     ms,
     partition_errors,
     replicated_results,
     requested_offsets,
     service,
+    topic_names_by_id,
 )
 
 TOPIC_IDS_FROM = 10
-
-
-def _topic_names(ctx: RequestContext, topics: Any) -> list[str | None]:
-    """v10+: the name of each request topic's id, None where the id is unknown."""
-    by_id = ctx.broker.topics.get_by_id
-    infos = [by_id(t.topic_id) if t.topic_id is not None else None for t in topics]
-    return [info.name if info is not None else None for info in infos]
-
-
-def _by_id_response(
-    R: Any, request: Any, names: list[str | None], errors: dict, unknown_error: int
-) -> tuple:
-    """v10+: the per-topic answer, topics named by id: those whose id is unknown first, then the
-    others in the request's order, as Kafka's response builder adds errors before merging the
-    coordinator's results."""
-    order = sorted(range(len(names)), key=lambda i: names[i] is not None)
-    topics = [(request.topics[i], names[i]) for i in order]
-    return tuple(
-        build(
-            R.OffsetCommitResponseTopic,
-            topic_id=t.topic_id,
-            partitions=tuple(
-                build(
-                    R.OffsetCommitResponsePartition,
-                    partition_index=p.partition_index,
-                    error_code=unknown_error if name is None else errors[(name, p.partition_index)],
-                )
-                for p in t.partitions
-            ),
-        )
-        for t, name in topics
-    )
 
 
 @api("OffsetCommit")
@@ -88,7 +58,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     topics: Any = request.topics
     names: list[str | None] = []
     if by_id:
-        names = _topic_names(ctx, request.topics)
+        names = topic_names_by_id(ctx, request.topics)
         topics = [
             SimpleNamespace(name=name, partitions=t.partitions)
             for t, name in zip(request.topics, names, strict=True)
@@ -113,7 +83,10 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             if None in names and group_denied(ctx, request.group_id)
             else ErrorCode.unknown_topic_id
         )
-        answer = _by_id_response(R, request, names, errors, unknown_error)
+        answer = by_id_response(
+            R.OffsetCommitResponseTopic, R.OffsetCommitResponsePartition, request.topics, names,
+            errors, unknown_error,
+        )
     else:
         answer = partition_errors(
             R.OffsetCommitResponseTopic, R.OffsetCommitResponsePartition, request.topics, errors

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28), versions 0-5.
+"""TxnOffsetCommit (key 28), versions 0-6.
 
 A transactional producer commits a group's offsets inside its transaction
 (``send_offsets_to_transaction``), after AddOffsetsToTxn added the group's __consumer_offsets
@@ -24,6 +24,11 @@ did not reach the ISR. v5 is transactions version 2 (KIP-890 part 2): the client
 AddOffsetsToTxn, and the question to the transaction coordinator adds the group's partition to
 the transaction instead of verifying it.
 
+v6 (KIP-1319) names topics by id, in the request and the answer (an unknown id is
+UNKNOWN_TOPIC_ID on its partitions, as OffsetCommit v10), and answers GROUP_ID_NOT_FOUND (a group
+that does not exist, committed to with a generation) and STALE_MEMBER_EPOCH (a consumer group
+member's stale epoch) where older versions answer ILLEGAL_GENERATION.
+
 Authorization first, as Kafka: WRITE on the transactional id (else
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition), READ on the group (else
 GROUP_AUTHORIZATION_FAILED on every partition), READ on each topic (TOPIC_AUTHORIZATION_FAILED).
@@ -31,6 +36,7 @@ GROUP_AUTHORIZATION_FAILED on every partition), READ on each topic (TOPIC_AUTHOR
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from kafkapy.clock import now_ms
@@ -47,7 +53,18 @@ from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
 from ..security.authorization import transactional_id_error
-from .group_common import partition_errors, replicated_results, requested_offsets, service
+from .group_common import (
+    GROUP_DENIED,
+    by_id_response,
+    group_denied,
+    partition_errors,
+    replicated_results,
+    requested_offsets,
+    service,
+    topic_names_by_id,
+)
+
+TOPIC_IDS_FROM = 6  # KIP-1319
 
 
 async def _verify(ctx, request, partition: int) -> tuple[object | None, ErrorCode]:
@@ -86,7 +103,17 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     svc = service(ctx)
     coordinator = svc.coordinator
     denied = transactional_id_error(ctx, request.transactional_id)
-    offsets, errors = requested_offsets(ctx, request.group_id, request.topics, denied)
+    by_id = ctx.version >= TOPIC_IDS_FROM
+    topics: Any = request.topics
+    names: list[str | None] = []
+    if by_id:
+        names = topic_names_by_id(ctx, request.topics)
+        topics = [
+            SimpleNamespace(name=name, partitions=t.partitions)
+            for t, name in zip(request.topics, names, strict=True)
+            if name is not None
+        ]
+    offsets, errors = requested_offsets(ctx, request.group_id, topics, denied)
     if offsets:
         group_id = request.group_id
         err = coordinator.state.group_error(group_id)
@@ -117,7 +144,21 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             else e
             for tp, e in errors.items()
         }
-    topics = partition_errors(
-        R.TxnOffsetCommitResponseTopic, R.TxnOffsetCommitResponsePartition, request.topics, errors
-    )
-    return build(R.TxnOffsetCommitResponse, throttle_time=THROTTLE_NONE, topics=topics)
+    if by_id:
+        unknown_error = (
+            denied
+            if denied is not None
+            else GROUP_DENIED
+            if None in names and group_denied(ctx, request.group_id)
+            else ErrorCode.unknown_topic_id
+        )
+        answer = by_id_response(
+            R.TxnOffsetCommitResponseTopic, R.TxnOffsetCommitResponsePartition, request.topics,
+            names, errors, unknown_error,
+        )
+    else:
+        answer = partition_errors(
+            R.TxnOffsetCommitResponseTopic, R.TxnOffsetCommitResponsePartition, request.topics,
+            errors,
+        )
+    return build(R.TxnOffsetCommitResponse, throttle_time=THROTTLE_NONE, topics=answer)

@@ -100,6 +100,11 @@ class BrokerConfig:
     )
     connection_failed_authentication_delay_ms: int = 100
     connections_max_reauth_ms: int = 0
+    #: delegation tokens (server/security/token_manager.py); no secret key: disabled
+    delegation_token_secret_key: str | None = None
+    delegation_token_max_lifetime_ms: int = 604800000
+    delegation_token_expiry_time_ms: int = 86400000
+    delegation_token_expiry_check_interval_ms: int = 3600000
     #: the built-in ACL authorizer's settings; None: no authorizer (everything is allowed)
     authorizer: AuthorizerConfig | None = None
     quota_window_num: int = 11  # samples kept by client quota rates
@@ -161,6 +166,17 @@ class BrokerConfig:
     group_consumer_max_size: int = INT_MAX
     #: online migration of non-empty groups between the classic and consumer protocols
     group_consumer_migration_policy: str = "bidirectional"
+    group_streams_session_timeout_ms: int = 45000
+    group_streams_min_session_timeout_ms: int = 45000
+    group_streams_max_session_timeout_ms: int = 60000
+    group_streams_heartbeat_interval_ms: int = 5000
+    group_streams_min_heartbeat_interval_ms: int = 5000
+    group_streams_max_heartbeat_interval_ms: int = 15000
+    group_streams_max_size: int = INT_MAX
+    group_streams_num_standby_replicas: int = 0
+    group_streams_max_standby_replicas: int = 2
+    group_streams_initial_rebalance_delay_ms: int = 3000
+    group_streams_assignment_interval_ms: int = 1000
     transaction_state_log_num_partitions: int = 50
     transaction_state_log_replication_factor: int = 3
     transaction_state_log_min_isr: int = 2
@@ -269,6 +285,21 @@ class BrokerConfig:
                 self.group_consumer_min_heartbeat_interval_ms,
                 self.group_consumer_max_heartbeat_interval_ms,
             ),
+            (
+                "group.streams.session.timeout.ms",
+                self.group_streams_min_session_timeout_ms,
+                self.group_streams_max_session_timeout_ms,
+            ),
+            (
+                "group.streams.heartbeat.interval.ms",
+                self.group_streams_min_heartbeat_interval_ms,
+                self.group_streams_max_heartbeat_interval_ms,
+            ),
+            (
+                "group.streams.num.standby.replicas",
+                0,
+                self.group_streams_max_standby_replicas,
+            ),
         ):
             value = getattr(self, name.replace(".", "_"))
             if not lo <= value <= hi:
@@ -278,6 +309,12 @@ class BrokerConfig:
                 "group.consumer.heartbeat.interval.ms",
                 self.group_consumer_heartbeat_interval_ms,
                 "must be less than group.consumer.session.timeout.ms",
+            )
+        if self.group_streams_heartbeat_interval_ms >= self.group_streams_session_timeout_ms:
+            raise invalid(
+                "group.streams.heartbeat.interval.ms",
+                self.group_streams_heartbeat_interval_ms,
+                "must be less than group.streams.session.timeout.ms",
             )
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise invalid(

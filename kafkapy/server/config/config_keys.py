@@ -103,6 +103,36 @@ OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     ),
     "group.consumer.assignors": ("group_consumer_assignors", parse_assignors),
     "group.consumer.max.size": ("group_consumer_max_size", int_parser(1)),
+    # streams groups (KIP-1071)
+    "group.streams.session.timeout.ms": ("group_streams_session_timeout_ms", int_parser(1)),
+    "group.streams.min.session.timeout.ms": (
+        "group_streams_min_session_timeout_ms",
+        int_parser(1),
+    ),
+    "group.streams.max.session.timeout.ms": (
+        "group_streams_max_session_timeout_ms",
+        int_parser(1),
+    ),
+    "group.streams.heartbeat.interval.ms": ("group_streams_heartbeat_interval_ms", int_parser(1)),
+    "group.streams.min.heartbeat.interval.ms": (
+        "group_streams_min_heartbeat_interval_ms",
+        int_parser(1),
+    ),
+    "group.streams.max.heartbeat.interval.ms": (
+        "group_streams_max_heartbeat_interval_ms",
+        int_parser(1),
+    ),
+    "group.streams.max.size": ("group_streams_max_size", int_parser(1)),
+    "group.streams.num.standby.replicas": ("group_streams_num_standby_replicas", int_parser(0)),
+    "group.streams.max.standby.replicas": ("group_streams_max_standby_replicas", int_parser(0)),
+    "group.streams.initial.rebalance.delay.ms": (
+        "group_streams_initial_rebalance_delay_ms",
+        int_parser(0),
+    ),
+    "group.streams.assignment.interval.ms": (
+        "group_streams_assignment_interval_ms",
+        int_parser(0),
+    ),
     "group.consumer.migration.policy": (
         "group_consumer_migration_policy",
         choice("disabled", "upgrade", "downgrade", "bidirectional"),
@@ -165,6 +195,13 @@ OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
         int_parser(0),
     ),
     "connections.max.reauth.ms": ("connections_max_reauth_ms", long_parser(0)),
+    "delegation.token.secret.key": ("delegation_token_secret_key", optional_str),
+    "delegation.token.max.lifetime.ms": ("delegation_token_max_lifetime_ms", long_parser(1)),
+    "delegation.token.expiry.time.ms": ("delegation_token_expiry_time_ms", long_parser(1)),
+    "delegation.token.expiry.check.interval.ms": (
+        "delegation_token_expiry_check_interval_ms",
+        long_parser(1),
+    ),
     "quota.window.num": ("quota_window_num", int_parser(1)),
     "quota.window.size.seconds": ("quota_window_size_seconds", int_parser(1)),
     "max.connection.creation.rate": ("max_connection_creation_rate", int_parser(0)),
@@ -225,8 +262,7 @@ leader.imbalance.check.interval.seconds leader.imbalance.per.broker.percentage
 auto.leader.rebalance.enable auto.include.jmx.reporter controlled.shutdown.max.retries
 controlled.shutdown.retry.backoff.ms controller.quota.window.num
 controller.quota.window.size.seconds
-delegation.token.expiry.check.interval.ms delegation.token.expiry.time.ms
-delegation.token.max.lifetime.ms delegation.token.secret.key delegation.token.master.key
+delegation.token.master.key
 delete.records.purgatory.purge.interval.requests fetch.purgatory.purge.interval.requests
 producer.purgatory.purge.interval.requests producer.id.expiration.check.interval.ms
 producer.id.quota.window.num producer.id.quota.window.size.seconds

@@ -33,7 +33,12 @@ ssl.keystore.certificate.chain ssl.keystore.key ssl.truststore.location ssl.trus
 ssl.truststore.type ssl.truststore.certificates ssl.client.auth ssl.enabled.protocols
 ssl.protocol ssl.cipher.suites ssl.endpoint.identification.algorithm ssl.keymanager.algorithm
 ssl.trustmanager.algorithm sasl.enabled.mechanisms sasl.mechanism.inter.broker.protocol
-sasl.jaas.config
+sasl.jaas.config sasl.server.callback.handler.class sasl.oauthbearer.jwks.endpoint.url
+sasl.oauthbearer.jwks.endpoint.refresh.ms sasl.oauthbearer.jwks.endpoint.retry.backoff.ms
+sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms sasl.oauthbearer.expected.audience
+sasl.oauthbearer.expected.issuer sasl.oauthbearer.allow.unverified.audience
+sasl.oauthbearer.allow.unverified.issuer sasl.oauthbearer.clock.skew.seconds
+sasl.oauthbearer.sub.claim.name sasl.oauthbearer.scope.claim.name
 """.split()
 )
 # the share group (KIP-932) broker configs kafkapy applies (server/share, coordinator/share)
@@ -62,9 +67,13 @@ _PREFIX_REASONS = (
     ("group.streams.", "kafkapy has no streams groups"),
     ("remote.", "kafkapy has no tiered storage"),
     ("log.remote.", "kafkapy has no tiered storage"),
-    ("delegation.token.", "kafkapy has no delegation tokens"),
     ("sasl.kerberos.", "kafkapy does not serve SASL/GSSAPI (Kerberos)"),
-    ("sasl.oauthbearer.", "kafkapy does not serve SASL/OAUTHBEARER"),
+    (
+        "sasl.oauthbearer.",
+        "a setting of the OAUTHBEARER client's login (token retrieval); kafkapy's brokers "
+        "connect to each other with PLAIN or SCRAM, and validate tokens with Kafka's default "
+        "validator only",
+    ),
 )
 
 

@@ -202,10 +202,19 @@ def describe_rows(
 
 
 def session_settings(overrides: Mapping[str, str]) -> dict[str, int]:
-    """The overrides kafkapy's KIP-848 coordinator applies: session timeout and heartbeat
-    interval, in milliseconds."""
+    """The overrides kafkapy's coordinator applies: consumer groups' session timeout and heartbeat
+    interval, streams groups' session, heartbeat, standby replicas, initial delay and assignment
+    interval (milliseconds and counts)."""
     out = {}
-    for name in ("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"):
+    for name in (
+        "consumer.session.timeout.ms",
+        "consumer.heartbeat.interval.ms",
+        "streams.session.timeout.ms",
+        "streams.heartbeat.interval.ms",
+        "streams.num.standby.replicas",
+        "streams.initial.rebalance.delay.ms",
+        "streams.assignment.interval.ms",
+    ):
         if name in overrides:
             out[name] = int(overrides[name])
     return out

@@ -29,6 +29,7 @@ from kafkapy.security.principal import ANONYMOUS, KafkaPrincipal
 from kafkapy.security.session import Session
 from kafkapy.security.ssl_principal import NoMatchingRule, subject_dn
 
+from ..security.jwks_refresh import fetch_initial, http_key_sets, keep_fresh
 from ..security.sasl_authenticator import Authenticator
 from .acceptor import Acceptor, raise_open_file_limit
 from .channel import PlainChannel, TlsChannel
@@ -96,6 +97,9 @@ async def serve_listeners(broker: Broker, *, task_status: Any = trio.TASK_STATUS
     max.connections shared by all listeners)."""
     config = broker.config
     fd_limit = raise_open_file_limit()
+    key_sets = http_key_sets(config.listener_security.values())
+    for keys in key_sets:  # OAUTHBEARER's JWKS, fetched before any client may connect
+        await fetch_initial(keys)
     opened = []
     for lst in config.listeners:
         sockets = await trio.open_tcp_listeners(lst.port, host=lst.host or None)
@@ -114,6 +118,8 @@ async def serve_listeners(broker: Broker, *, task_status: Any = trio.TASK_STATUS
     )
     task_status.started(broker.bound_port)
     async with trio.open_nursery() as nursery:
+        for keys in key_sets:
+            nursery.start_soon(keep_fresh, keys)
         for security, sockets in opened:
 
             async def serve(stream: trio.SocketStream, _ip: str, security=security) -> None:

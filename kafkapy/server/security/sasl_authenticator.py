@@ -22,8 +22,11 @@ exchange is answered with SASL_AUTHENTICATION_FAILED and a message (the generic 
 credentials" one when the reason must stay on the server, as for SCRAM's unknown users and bad
 proofs). Frames before authentication are limited to sasl.server.max.receive.size.
 
-After authentication the principal is ``User:<authorization id>`` and frames go to dispatch.
-With connections.max.reauth.ms set, SaslAuthenticate reports the session lifetime; a client
+After authentication the principal is ``User:<authorization id>`` (for a delegation token, its
+owner's name, marked token-authenticated) and frames go to dispatch.
+With connections.max.reauth.ms set, or a credential that expires (an OAUTHBEARER token, a
+delegation token), the session lasts the smaller of the two and SaslAuthenticate reports that
+lifetime; a client
 re-authenticates (KIP-368) by sending SaslHandshake again on the same connection, with the same
 mechanism and principal, at most once a second; any other request after the session expired
 closes the connection. SaslHandshake and SaslAuthenticate that are not part of an exchange reach
@@ -41,13 +44,16 @@ from kafkapy.protocol.errors import ErrorCode
 from kafkapy.protocol.headers import API_VERSIONS_KEY, parse_request_header, response_header
 from kafkapy.protocol.wire import INT16, DecodeError
 from kafkapy.security.listener_security import ListenerSecurity
+from kafkapy.security.oauthbearer import OAuthBearerServer
 from kafkapy.security.plain import PlainServer
 from kafkapy.security.principal import KafkaPrincipal
 from kafkapy.security.sasl import (
+    OAUTHBEARER,
     PLAIN,
     SaslAuthenticationError,
     SaslCredentialError,
     SaslServer,
+    SaslServerFailure,
     generic_failure,
 )
 from kafkapy.security.scram import ScramServer
@@ -232,7 +238,10 @@ class Authenticator:
     def _new_server(self, mechanism: str) -> SaslServer:
         if mechanism == PLAIN:
             return PlainServer(self.listener.plain_users.get)
-        return ScramServer(mechanism, self.broker.scram_credentials.get)
+        if mechanism == OAUTHBEARER and self.listener.oauth_validator is not None:
+            return OAuthBearerServer(self.listener.oauth_validator)
+        tokens = self.broker.delegation_tokens
+        return ScramServer(mechanism, self.broker.scram_credentials.get, tokens.scram_token)
 
     # -- the exchange ------------------------------------------------------------------------
     def _authenticate_request(self, header: Any, frame: bytearray) -> list[bytes]:
@@ -270,6 +279,8 @@ class Authenticator:
                     ),
                 )
             raise AuthenticationFailed(str(e), response) from None
+        except SaslServerFailure as e:
+            raise CloseConnection(f"SASL {server.mechanism} failed: {e}") from None
         if R is None:
             return [challenge]  # v0: the raw token, size-prefixed
         return self._respond(
@@ -277,15 +288,34 @@ class Authenticator:
             build(
                 R.SaslAuthenticateResponse,
                 error_code=ErrorCode.none,
-                error_message=None,
+                error_message="",  # Kafka's default for the field, also on success
                 auth_bytes=challenge,
                 session_lifetime=datetime.timedelta(milliseconds=lifetime_ms),
             ),
         )
 
+    def _session_lifetime_ms(self, server: SaslServer) -> int:
+        """Kafka's ReauthInfo: the session lasts connections.max.reauth.ms for the mechanism,
+        or until the credential expires (an OAUTHBEARER token's exp), whichever comes first;
+        sets when the session expires (None: never). 0 in the answer means no limit."""
+        max_reauth = self.listener.reauth_ms.get(server.mechanism, 0)
+        expiry_ms: int | None = getattr(server, "credential_expiry_ms", None)
+        if expiry_ms is None and max_reauth <= 0:
+            self.expires_at = None
+            return 0
+        if expiry_ms is None:
+            lifetime_ms = max_reauth
+        else:
+            remaining = max(0, expiry_ms - int(time.time() * 1000))
+            lifetime_ms = min(remaining, max_reauth) if max_reauth > 0 else remaining
+        self.expires_at = time.monotonic() + lifetime_ms / 1000
+        return lifetime_ms
+
     def _complete(self, server: SaslServer) -> int:
         """Take the authenticated principal; the session lifetime in ms (0: unlimited)."""
         principal = KafkaPrincipal.user(server.authorization_id)
+        if getattr(server, "token_authenticated", False):  # SCRAM with a delegation token
+            principal = KafkaPrincipal(principal.principal_type, principal.name, True)
         if self.reauthenticating and principal != self.session.principal:
             old = self.session.principal
             raise SaslAuthenticationError(
@@ -294,8 +324,7 @@ class Authenticator:
             )
         self.session.principal = principal
         self.session.sasl_mechanism = server.mechanism
-        lifetime_ms = self.listener.reauth_ms.get(server.mechanism, 0)
-        self.expires_at = time.monotonic() + lifetime_ms / 1000 if lifetime_ms > 0 else None
+        lifetime_ms = self._session_lifetime_ms(server)
         log.debug(
             "%s peer=%s listener=%s principal=%s mechanism=%s",
             "re-authenticated" if self.reauthenticating else "authenticated",
