@@ -3,11 +3,11 @@ groups (KIP-932), with the lag from v1 (records between the start offset and the
 not yet acknowledged or archived).
 
 Per group: the topics asked for (null: every share-partition the group has a state for), each
-partition with its start offset (-1 for one the group has not started consuming, and lag -1),
-leader epoch, and UNKNOWN_TOPIC_OR_PARTITION for one that does not exist. Group errors:
-INVALID_GROUP_ID, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, GROUP_ID_NOT_FOUND for a group
-of another type, GROUP_AUTHORIZATION_FAILED without DESCRIBE on the group; a partition of a topic
-without DESCRIBE answers TOPIC_AUTHORIZATION_FAILED.
+partition with its start offset and leader epoch; start offset -1 (and lag -1) for a partition
+the group has not started consuming, one that does not exist, or a group of another type (Kafka
+asks its share coordinator and answers NONE for them). Group errors: INVALID_GROUP_ID,
+NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, GROUP_AUTHORIZATION_FAILED without DESCRIBE on
+the group; a partition of a topic without DESCRIBE answers TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _group(ctx: Any, R: Any, g: Any) -> Any:
     if group_denied(ctx, g.group_id, DESCRIBE):
         return failed(GROUP_DENIED)
     err, message, _group = coordinator(ctx).share.admin_group(g.group_id)
-    if err:
+    if err and err != ErrorCode.group_id_not_found:  # another group type: no share state
         return failed(err, message)
     mgr = manager(ctx)
     states = mgr.group_states(g.group_id)
@@ -58,7 +58,7 @@ def _group(ctx: Any, R: Any, g: Any) -> Any:
             if name not in allowed:
                 code = ErrorCode.topic_authorization_failed
             elif info is None or p not in info.partitions:
-                code = ErrorCode.unknown_topic_or_partition
+                pass  # no share state there: start offset -1, as Kafka answers it
             else:
                 sp = states.get((g.group_id, info.topic_id, p))
                 st = info.states.get(p)
