@@ -9,7 +9,7 @@ from typing import Any
 
 from kafkapy.testing import BrokerProcess
 
-from ..rawclient import RawClient
+from ..rawclient import RawClient, encode_request
 
 SWEEP = "sweep"
 ZERO_UUID = uuid.UUID(int=0)
@@ -37,6 +37,16 @@ class Env:
     def request(self, entity: Any) -> Any:
         with self.client() as c:
             return c.request(entity)
+
+    def response_body(self, entity: Any) -> bytes:
+        """The response's body undecoded (for answers kio cannot decode, such as a token
+        refusal's -1 timestamps)."""
+        from kafkapy.protocol.headers import is_flexible
+
+        with self.client() as c:
+            c.send_frame(encode_request(entity, 1, c.client_id))
+            frame = c.recv_frame()
+        return frame[5:] if is_flexible(entity.__api_key__, entity.__version__) else frame[4:]
 
     def new_log(self) -> str:
         """Broker log written since the previous call."""

@@ -3,6 +3,8 @@ and the ACL APIs."""
 
 from __future__ import annotations
 
+import datetime
+import struct
 from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode as E
@@ -86,3 +88,38 @@ def check_delete_acls(env: Env, v: int) -> None:
     assert [(r.error_code, r.matching_acls) for r in resp.filter_results] == [
         (E.security_disabled, ())
     ], resp
+
+
+# Delegation tokens: on a PLAINTEXT listener no token request is allowed (Kafka's
+# allowTokenRequests): DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, at every version. The refusals carry
+# -1 timestamps, which kio's timestamp fields do not decode: the error code (every token
+# response's first field) is read from the undecoded body.
+TOKEN_REFUSED = E.delegation_token_request_not_allowed
+NEVER = datetime.timedelta(milliseconds=-1)
+
+
+def _refused(env: Env, entity: Any) -> None:
+    body = env.response_body(entity)
+    assert struct.unpack(">h", body[:2])[0] == TOKEN_REFUSED, body.hex()
+
+
+def check_create_delegation_token(env: Env, v: int) -> None:
+    spec: dict[str, Any] = {"renewers": [{"principal_type": "User", "principal_name": "bob"}],
+                            "max_lifetime": NEVER}
+    if v >= 3:
+        spec.update(owner_principal_type=None, owner_principal_name=None)
+    _refused(env, make("CreateDelegationToken", v, env, **spec))
+
+
+def check_renew_delegation_token(env: Env, v: int) -> None:
+    _refused(env, make("RenewDelegationToken", v, env, hmac=b"sweep", renew_period=NEVER))
+
+
+def check_expire_delegation_token(env: Env, v: int) -> None:
+    _refused(env, make("ExpireDelegationToken", v, env, hmac=b"sweep",
+                       expiry_time_period=NEVER))
+
+
+def check_describe_delegation_token(env: Env, v: int) -> None:
+    resp = env.request(make("DescribeDelegationToken", v, env, owners=None))
+    assert resp.error_code == TOKEN_REFUSED and tuple(resp.tokens) == (), resp
