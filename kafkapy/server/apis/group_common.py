@@ -8,6 +8,7 @@ per-partition answer)."""
 from __future__ import annotations
 
 import datetime
+from types import SimpleNamespace
 from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
@@ -135,6 +136,20 @@ def topic_names_by_id(ctx: Any, topics: Any) -> list[str | None]:
     by_id = ctx.broker.topics.get_by_id
     infos = [by_id(t.topic_id) if t.topic_id is not None else None for t in topics]
     return [info.name if info is not None else None for info in infos]
+
+
+def named_topics(ctx: Any, request_topics: Any, by_id: bool) -> tuple[list[str | None], Any]:
+    """(each topic's name by its id, the request's topics that have a name) for a request that
+    names topics by id; ([], the topics) for one that names them by name."""
+    if not by_id:
+        return [], request_topics
+    names = topic_names_by_id(ctx, request_topics)
+    topics = [
+        SimpleNamespace(name=name, partitions=t.partitions)
+        for t, name in zip(request_topics, names, strict=True)
+        if name is not None
+    ]
+    return names, topics
 
 
 def by_id_response(

@@ -26,7 +26,6 @@ authorization, before the topics'), as Kafka's KafkaApis resolves them.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from kafkapy.clock import now_ms
@@ -40,11 +39,11 @@ from .group_common import (
     by_id_response,
     group_denied,
     ms,
+    named_topics,
     partition_errors,
     replicated_results,
     requested_offsets,
     service,
-    topic_names_by_id,
 )
 
 TOPIC_IDS_FROM = 10
@@ -55,15 +54,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     R = ctx.R
     svc = service(ctx)
     by_id = ctx.version >= TOPIC_IDS_FROM
-    topics: Any = request.topics
-    names: list[str | None] = []
-    if by_id:
-        names = topic_names_by_id(ctx, request.topics)
-        topics = [
-            SimpleNamespace(name=name, partitions=t.partitions)
-            for t, name in zip(request.topics, names, strict=True)
-            if name is not None
-        ]
+    names, topics = named_topics(ctx, request.topics, by_id)
     offsets, errors = requested_offsets(ctx, request.group_id, topics)
     if offsets:
         results = svc.coordinator.commit_offsets(

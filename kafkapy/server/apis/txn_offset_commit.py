@@ -36,7 +36,6 @@ GROUP_AUTHORIZATION_FAILED on every partition), READ on each topic (TOPIC_AUTHOR
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from kafkapy.clock import now_ms
@@ -57,11 +56,11 @@ from .group_common import (
     GROUP_DENIED,
     by_id_response,
     group_denied,
+    named_topics,
     partition_errors,
     replicated_results,
     requested_offsets,
     service,
-    topic_names_by_id,
 )
 
 TOPIC_IDS_FROM = 6  # KIP-1319
@@ -104,15 +103,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     coordinator = svc.coordinator
     denied = transactional_id_error(ctx, request.transactional_id)
     by_id = ctx.version >= TOPIC_IDS_FROM
-    topics: Any = request.topics
-    names: list[str | None] = []
-    if by_id:
-        names = topic_names_by_id(ctx, request.topics)
-        topics = [
-            SimpleNamespace(name=name, partitions=t.partitions)
-            for t, name in zip(request.topics, names, strict=True)
-            if name is not None
-        ]
+    names, topics = named_topics(ctx, request.topics, by_id)
     offsets, errors = requested_offsets(ctx, request.group_id, topics, denied)
     if offsets:
         group_id = request.group_id
