@@ -97,8 +97,8 @@ def test_topic_command(broker):
     text = same_describe()
     for topic in ("tc-java", "tc-py"):
         assert re.search(rf"^Topic: {topic}\tTopicId: [\w-]{{22}}\tPartitionCount: 2\t"
-                         r"ReplicationFactor: 1\tConfigs: cleanup.policy=compact,"
-                         r"retention.ms=86400000$", text, re.M), text
+                         r"ReplicationFactor: 1\tConfigs: min.insync.replicas=1,"
+                         r"cleanup.policy=compact,retention.ms=86400000$", text, re.M), text
     # alter with each tool, then both describe the same result
     java("TopicCommand", *b, "--alter", "--topic", "tc-java", "--partitions", "4")
     kafkapy("kafka-topics.sh", *b, "--alter", "--topic", "tc-py", "--partitions", "4")
@@ -320,8 +320,9 @@ def test_feature_command(broker):
               "group.version=1")
     assert "group.version was upgraded to 1." in ok.stdout, ok.stdout
     refused = java("FeatureCommand", "--bootstrap-server", b, "upgrade", "--feature",
-                   "share.version=1", check=False)
+                   "eligible.leader.replicas.version=1", check=False)
     assert refused.returncode != 0
-    assert ("Could not upgrade share.version to 1. The update failed for all features since the "
-            "following feature had an error: Invalid update version 1 for feature share.version."
-            " Local controller 0 only supports versions 0-0") in refused.stdout, refused
+    assert ("Could not upgrade eligible.leader.replicas.version to 1. The update failed for all "
+            "features since the following feature had an error: Invalid update version 1 for "
+            "feature eligible.leader.replicas.version. Local controller 0 only supports versions "
+            "0-0") in refused.stdout, refused

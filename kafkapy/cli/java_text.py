@@ -62,10 +62,13 @@ def _capacity(requested: int, puts: int) -> int:
     return capacity
 
 
-def hashmap_order(items: Sequence[T], hash_of: Callable[[T], int]) -> list[T]:
+def hashmap_order(
+    items: Sequence[T], hash_of: Callable[[T], int], initial_capacity: int | None = None
+) -> list[T]:
     """``items`` (distinct keys, in insertion order) in the order a ``new HashMap<>(len(items))``
-    filled with them iterates."""
-    mask = _capacity(len(items), len(items)) - 1
+    (``new HashMap<>()`` with ``initial_capacity=16``) filled with them iterates."""
+    requested = len(items) if initial_capacity is None else initial_capacity
+    mask = _capacity(requested, len(items)) - 1
 
     def bucket(item: T) -> int:
         h = hash_of(item) & 0xFFFFFFFF

@@ -6,6 +6,7 @@ topic's configs."""
 from __future__ import annotations
 
 from kafkapy.cli.common import CliError, load_properties, result, topic_id_string
+from kafkapy.cli.java_text import hashmap_order, java_string_hash
 from kafkapy.cli.topics_output import PartitionInfo, TopicInfo
 from kafkapy.metadata.uuids import uuid_to_base64
 
@@ -135,6 +136,12 @@ def collect_topics(admin, names: list[str], opts=None) -> list[TopicInfo]:
             if (name, p.partition) in moving:
                 p.adding, p.removing = moving[(name, p.partition)]
         entries = result(by_name[name]) if name in by_name else {}
-        cfg = [(e.name, e.value, bool(e.is_default)) for e in entries.values()]
+        # in the order Kafka's TopicCommand prints them: its admin client's Config keeps the
+        # entries in a new HashMap<>()
+        cfg = hashmap_order(
+            [(e.name, e.value, bool(e.is_default)) for e in entries.values()],
+            lambda entry: java_string_hash(entry[0]),
+            initial_capacity=16,
+        )
         out.append(TopicInfo(name, topic_id, parts, cfg))
     return out

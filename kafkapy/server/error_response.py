@@ -73,6 +73,7 @@ _SOURCES: dict[int, dict[str, str | None]] = {
     65: {"transaction_states": "transactional_ids"},  # DescribeTransactions
     69: {"groups": "group_ids"},  # ConsumerGroupDescribe
     77: {"groups": "group_ids"},  # ShareGroupDescribe
+    89: {"groups": "group_ids"},  # StreamsGroupDescribe
     78: {"responses": None, "node_endpoints": None},  # ShareFetch: the top-level error only
     79: {"responses": None, "node_endpoints": None},  # ShareAcknowledge: likewise
     91: {"responses": "topics"},  # AlterShareGroupOffsets
