@@ -2,13 +2,15 @@
 ZooKeeper through its own TCP proxy (kafkapy/testing/tcp_proxy.py); the proxy of the leader of an
 RF 3, min.insync.replicas 2 topic stops forwarding (a black hole, as a network partition that
 drops packets) while the leader still reaches its peers and the clients. Its ZooKeeper session
-expires, the controller elects a new leader, and the isolated broker, silent ZooKeeper for
-zookeeper.session.timeout.ms, resigns its leaderships: a confluent-kafka producer (acks=all,
-idempotent) gets NOT_LEADER_OR_FOLLOWER, its metadata request there closes the connection (the
-isolated broker's view is stale), it finds the new leader through another broker and has its
-records acknowledged by it within the session timeout plus a few seconds of the cut, long before
-the heal (before the fence: only after the heal). After the
-heal nothing acknowledged is lost or duplicated and the three logs are identical."""
+expires, the controller elects a new leader, the followers follow it, and the isolated broker,
+without ZooKeeper for zookeeper.session.timeout.ms and without followers, resigns: a
+confluent-kafka producer (acks=all, idempotent) gets NOT_LEADER_OR_FOLLOWER, its metadata request
+there closes the connection (the isolated broker's view is stale), it finds the new leader
+through another broker and has its records acknowledged by it within the session timeout plus a
+few seconds of the cut, long before the heal (before the fence: only after the heal). After the
+heal nothing acknowledged is lost or duplicated and the three logs are identical. With every
+broker cut off (as with the ensemble down) nobody is elected, the followers stay, and the leader
+keeps serving."""
 
 from __future__ import annotations
 
@@ -171,3 +173,38 @@ def test_leader_cut_off_from_zookeeper_hands_over_to_a_new_leader(proxied_cluste
     )
     print(figures)
     assert first_s <= ACK_WITHIN_S, figures
+
+
+def test_every_broker_cut_off_from_zookeeper_keeps_serving(proxied_cluster):
+    """ZooKeeper out of reach of every broker past the session (as with the ensemble down): no
+    controller can elect anyone, the followers go on fetching from their leaders, and so the
+    leaders keep their partitions and acks=all producers keep being acknowledged throughout (as
+    Kafka's ZooKeeper-mode brokers keep serving); afterwards nothing is lost or duplicated."""
+    cluster = proxied_cluster
+    cluster.create_topic(TOPIC, partitions=1)
+    leader = cluster.state(TOPIC, 0)["leader"]
+    with TimedProducer(cluster.bootstrap) as producer:
+        wait_for(lambda: len(producer.acked) > 50, what="acknowledgements before the cut")
+        cut_at = time.monotonic()
+        for proxy in cluster.proxies.values():
+            proxy.cut()
+        time.sleep(SESSION_MS / 1000 + 3)
+        healed_at = time.monotonic()
+        for proxy in cluster.proxies.values():
+            proxy.heal()
+        wait_for(
+            lambda: cluster.converged(TOPIC, 1),
+            timeout=SESSION_MS / 1000 + 30,
+            what="every broker back with an identical log",
+        )
+    assert not producer.errors, producer.errors[:5]
+    during = [t for t, _, _ in producer.acked if cut_at <= t <= healed_at]
+    gaps = [b - a for a, b in zip([cut_at, *during], [*during, healed_at], strict=True)]
+    assert max(gaps) < 2.0, f"acknowledgements stopped for {max(gaps):.1f}s during the cut"
+    assert cluster.state(TOPIC, 0)["leader"] == leader
+    records = read_with_epochs(cluster.bootstrap)
+    values = [v for _, _, v in records]
+    assert len(values) == len(set(values)), "a record was written twice"
+    by_value = {v: off for off, _, v in records}
+    for _, off, v in producer.acked:
+        assert by_value.get(v) == off, f"acknowledged record {v!r} at {off} lost"
