@@ -21,10 +21,35 @@ from kafkapy.testing.cluster import SESSION_MS
 from .txn_clients import produce_input, read_all, transform_batch
 
 TXN_ID = "cluster-app"
+GROUP = "cluster-ctp"
 N = 300
 # the first test alone allows itself 150 s of rounds plus the cluster's recoveries (kill -9
 # twice, a restart in between): the suite's 120 s default would cut it short under load
 pytestmark = pytest.mark.timeout(420)
+
+
+@pytest.fixture
+def cluster(kafka_cluster_factory):
+    """A cluster of each test's own (ZooKeeper and three brokers): a test that kills brokers
+    leaves nothing behind for the next one."""
+    return kafka_cluster_factory()
+
+
+def keep_group_coordinator_off(cluster, group: str, victim: int) -> None:
+    """Move the group coordinator (the leader of the group's __consumer_offsets partition) off a
+    broker about to be killed, in the round before the kill, so that librdkafka's TxnOffsetCommit
+    of that round is refused by the old coordinator (NOT_COORDINATOR) and learns the new one.
+    librdkafka (2.16 and earlier: confluentinc/librdkafka#5456, #5511) caches the group
+    coordinator for send_offsets_to_transaction, and when the cached broker disappears from
+    Metadata (its registration expired: Kafka 4.4 likewise lists only live brokers) it waits
+    for a broker state change that may never come, ignoring its timeout: the call hung until
+    pytest's timeout, with the test's own restart of the victim queued behind it. This test is
+    about the transaction coordinator and the output partition's leader."""
+    p = partition_for(group, 3)
+    state = cluster.state("__consumer_offsets", p)
+    if state["leader"] == victim:
+        target = next(b for b in state["isr"] if b != victim)
+        cluster.move_leadership("__consumer_offsets", p, target)
 
 
 def test_exactly_once_across_coordinator_and_partition_leader_kills(cluster):
@@ -34,7 +59,7 @@ def test_exactly_once_across_coordinator_and_partition_leader_kills(cluster):
     consumer = Consumer(
         {
             "bootstrap.servers": cluster.bootstrap,
-            "group.id": "cluster-ctp",
+            "group.id": GROUP,
             "isolation.level": "read_committed",
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",
@@ -47,17 +72,17 @@ def test_exactly_once_across_coordinator_and_partition_leader_kills(cluster):
     producer.init_transactions(60)
     killed: list[tuple[str, int]] = []
 
-    def kill(what: str, broker_id: int) -> None:
-        producer.flush(30)  # this transaction's records are on the leaders, not yet committed
-        cluster.brokers[broker_id].kill()
-        killed.append((what, broker_id))
+    def killer(what: str, victim: int):
+        """The hook that kills ``victim`` before the round's commit; the group coordinator
+        leaves it first (``keep_group_coordinator_off``)."""
+        keep_group_coordinator_off(cluster, GROUP, victim)
 
-    def kill_coordinator() -> None:
-        p = partition_for(TXN_ID, 3)
-        kill("coordinator", cluster.state("__transaction_state", p)["leader"])
+        def kill() -> None:
+            producer.flush(30)  # this transaction's records are on the leaders, not committed
+            cluster.brokers[victim].kill()
+            killed.append((what, victim))
 
-    def kill_output_leader() -> None:
-        kill("output leader", cluster.state("cout", 0)["leader"])
+        return kill
 
     done, rounds = 0, 0
     deadline = time.monotonic() + 150
@@ -65,12 +90,13 @@ def test_exactly_once_across_coordinator_and_partition_leader_kills(cluster):
         rounds += 1
         hook = None
         if rounds == 3:
-            hook = kill_coordinator
+            p = partition_for(TXN_ID, 3)
+            hook = killer("coordinator", cluster.state("__transaction_state", p)["leader"])
         elif rounds == 8 and len(killed) == 1:
             # the first victim is back and in sync before the second kill
             cluster.brokers[killed[0][1]].start()
             cluster.wait_for(cluster.whole, timeout=60, what="cluster whole again")
-            hook = kill_output_leader
+            hook = killer("output leader", cluster.state("cout", 0)["leader"])
         done += transform_batch(consumer, producer, "cout", before_commit=hook, batch=25)
     consumer.close()
     assert [w for w, _ in killed] == ["coordinator", "output leader"], killed
@@ -81,7 +107,7 @@ def test_exactly_once_across_coordinator_and_partition_leader_kills(cluster):
     cluster.wait_for(cluster.whole, timeout=SESSION_MS / 1000 + 60, what="cluster whole")
     out = read_all(cluster.bootstrap, "cout", "read_committed", partitions=2, timeout=60)
     assert sorted(out) == sorted(b"x%d" % i for i in range(N)), "not exactly once"
-    check = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "cluster-ctp"})
+    check = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": GROUP})
     try:
         got = check.committed([TopicPartition("cin", 0), TopicPartition("cin", 1)], timeout=20)
         assert [tp.offset for tp in got] == [N // 2, N // 2]

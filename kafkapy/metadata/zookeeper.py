@@ -135,6 +135,7 @@ class ZooKeeperStore(ZooKeeperWatches, MetadataStore):
         self._ever_connected = False
         self._connected_session: int | None = None
         self._disconnect_zxid: int | None = None
+        self._last_heard = 0.0  # time.monotonic() of the server's last reply or ping
 
         try:
             self._client = KazooClient(
@@ -198,6 +199,13 @@ class ZooKeeperStore(ZooKeeperWatches, MetadataStore):
     @property
     def connected(self) -> bool:
         return bool(self._client.connected)
+
+    def unreachable_for(self) -> float:
+        """Seconds since the ensemble last answered while the connection is down (0.0 while
+        connected): past the session timeout, the ensemble has expired this session."""
+        if self._client.connected:
+            return 0.0
+        return time.monotonic() - self._last_heard
 
     @property
     def closed(self) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,7 @@ class ZooKeeperWatches:
     def _on_state(self: ZooKeeperStore, state: str) -> None:
         # kazoo's connection thread: never block here
         if state == KazooState.CONNECTED:
+            self._last_heard = time.monotonic()
             self._events.put(("connected", self._client._session_id))
         elif state == KazooState.SUSPENDED:
             if self._disconnect_zxid is None:
@@ -65,9 +67,19 @@ class ZooKeeperWatches:
                 self._events.put(("lost", None))
 
     def _install_event_hook(self: ZooKeeperStore) -> None:
-        """Route server watch events for persistently watched paths to our dispatcher."""
+        """Route server watch events for persistently watched paths to our dispatcher, and note
+        when the server last sent anything (replies and pings: ``unreachable_for``)."""
         conn = self._client._connection
         original = conn._read_watch_event
+        original_read = conn._read_socket
+        self._last_heard = time.monotonic()
+
+        def read_socket(read_timeout: float) -> Any:
+            got = original_read(read_timeout)
+            self._last_heard = time.monotonic()
+            return got
+
+        conn._read_socket = read_socket
 
         def read_watch_event(buffer: bytes, offset: int) -> Any:
             try:

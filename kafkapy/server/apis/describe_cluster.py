@@ -16,6 +16,7 @@ from kafkapy.metadata.acl_model import CLUSTER_NAME
 from kafkapy.metadata.models import listener_endpoints
 from kafkapy.protocol.errors import ErrorCode
 
+from ..live_brokers import controller_id, live_brokers
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
@@ -56,9 +57,9 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
             rack=i.rack,
             is_fenced=False,
         )
-        for b, i, e in listener_endpoints(broker.cluster.list_brokers(), ctx.session.listener_name)
+        for b, i, e in listener_endpoints(live_brokers(broker), ctx.session.listener_name)
     )
-    controller = broker.cluster.controller_id()
+    controller = controller_id(broker)
     operations = NOT_REQUESTED
     if request.include_cluster_authorized_operations:
         operations = 0

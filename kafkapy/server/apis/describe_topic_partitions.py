@@ -30,6 +30,7 @@ from typing import Any
 from kafkapy.metadata.names import INTERNAL_TOPICS, validate_topic_name
 from kafkapy.protocol.errors import ErrorCode
 
+from ..live_brokers import live_brokers
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
@@ -100,7 +101,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
     denied = [] if fetch_all else [n for n in names if n not in allowed]
     names = [n for n in names if n in allowed]
     remaining = max(min(_broker_limit(broker), request.response_partition_limit), 1)
-    live = broker.cluster.list_brokers()
+    live = live_brokers(broker)
     topics: list[Any] = []
     next_cursor = None
     for name in names:

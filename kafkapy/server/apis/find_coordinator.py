@@ -19,6 +19,7 @@ from typing import Any
 from kafkapy.metadata.names import OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from kafkapy.protocol.errors import ErrorCode
 
+from ..live_brokers import live_brokers
 from ..registry import api
 from ..request_context import RequestContext
 from ..responses import THROTTLE_NONE, build
@@ -52,7 +53,7 @@ def _lookup(ctx, key: str, key_type: int) -> tuple[int, str | None, int, str, in
     if state.leader == broker.broker_id:
         endpoint = broker.endpoint(listener)
     else:
-        other = broker.cluster.list_brokers().get(state.leader)
+        other = live_brokers(broker).get(state.leader)
         endpoint = other.endpoint(listener) if other is not None else None
     if endpoint is None:
         return ErrorCode.coordinator_not_available, None, -1, "", -1

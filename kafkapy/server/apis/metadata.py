@@ -43,8 +43,9 @@ from kafkapy.protocol.metadata_response import (
 )
 
 from ..error_response import RequestError
+from ..live_brokers import controller_id, live_brokers
 from ..registry import api
-from ..request_context import RequestContext
+from ..request_context import CloseConnection, RequestContext
 from ..responses import RawResponse
 from ..security.authorization import (
     CLUSTER,
@@ -92,12 +93,16 @@ def _named_topic(ctx, name, allow_auto, described, with_ops=False):
 @api("Metadata")
 async def handle(ctx: RequestContext, request: Any) -> Any:
     broker = ctx.broker
+    if broker.replicas is not None and broker.replicas.session_fence.fenced:
+        # cut off from ZooKeeper past its session: what this broker knows of leaders is stale;
+        # the client asks another broker (server/replication/session_fence.py)
+        raise CloseConnection("ZooKeeper unreachable past the session timeout: no metadata here")
     version = ctx.version
     topics = broker.topics
     cache = topics.metadata_blocks
     allow_auto = getattr(request, "allow_auto_topic_creation", True)
     with_ops = getattr(request, "include_topic_authorized_operations", False)
-    live = broker.cluster.list_brokers()
+    live = live_brokers(broker)
     live_ids = frozenset(live)
 
     def described(info):
@@ -148,7 +153,7 @@ async def handle(ctx: RequestContext, request: Any) -> Any:
         BrokerMetadata(b, e.host, e.port, info.rack)
         for b, info, e in listener_endpoints(live, ctx.session.listener_name)
     ]
-    controller = broker.cluster.controller_id()
+    controller = controller_id(broker)
     throttle = 0
     quotas = broker.client_quotas
     if quotas.request.enabled:  # a hand-written response: the request quota is applied here

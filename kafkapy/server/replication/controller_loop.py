@@ -58,6 +58,8 @@ class ControllerLoop:
         self.wake = trio.Event()
         self.stopping = False
         self.controller_changed = True
+        # /controller's broker as last read (Metadata and DescribeCluster answer it from here)
+        self.known_controller: int | None = None
         self.brokers_changed = True
         self.deletions = True
         self.log_dirs = True
@@ -94,6 +96,9 @@ class ControllerLoop:
                 self.deletions = self.log_dirs = False
                 topics = self.topic_changes.take()
             try:
+                if ctrl:
+                    cluster = broker.cluster
+                    self.known_controller = await trio.to_thread.run_sync(cluster.controller_id)
                 async with self.lock:
                     c = self.controller
                     if c.active and ctrl:
@@ -101,6 +106,7 @@ class ControllerLoop:
                     if not c.active:
                         if await trio.to_thread.run_sync(c.try_elect):
                             broker.controller_epoch = c.epoch
+                            self.known_controller = broker.broker_id
                             brokers = deletions = log_dirs = topics.full = True
                     if c.active:
                         if deletions:

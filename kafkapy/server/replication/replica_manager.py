@@ -16,7 +16,7 @@ Leader duties: track followers' fetch offsets, advance the high watermark (min l
 the ISR; it wakes acks=all producers and long-polling consumers), shrink the ISR after
 replica.lag.time.max.ms and expand it when a follower caught up — written by the leader to the
 state znode with a conditional write (ZooKeeper-era Kafka: server/replication/zk_isr_manager.py).
-Follower duties: LeaderFetcher tasks.
+Follower duties: LeaderFetcher tasks. Cut off from ZooKeeper past the session: session_fence.py.
 The high watermarks are checkpointed to replication-offset-checkpoint in each log dir.
 
 Writes as the leader (Produce, transaction markers, the coordinators' internal topics) and
@@ -62,6 +62,7 @@ from kafkapy.storage.checkpoints import (
 
 from .controller_loop import ControllerLoop
 from .replica_fetcher import LeaderFetcher
+from .session_fence import ZkSessionFence
 from .zk_isr_manager import ZkIsrManager
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ class ReplicaManager:
         self._lock = threading.Lock()
         self.controller_loop = ControllerLoop(broker, self._lock)
         self.isr_manager = ZkIsrManager(self)
+        self.session_fence = ZkSessionFence(self)  # no leading when cut off from ZooKeeper
         self._dirty_topics: set[str] = set()
         self._dirty_all = True
         self._dirty_brokers = True
@@ -240,6 +242,7 @@ class ReplicaManager:
             nursery.start_soon(self._sync_loop)
             nursery.start_soon(self.controller_loop.run)
             nursery.start_soon(self.isr_manager.shrink_loop)
+            nursery.start_soon(self.session_fence.run)
             nursery.start_soon(self._checkpoint_loop)
             task_status.started()
             self._wake_all()
