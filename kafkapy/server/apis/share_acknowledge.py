@@ -13,7 +13,6 @@ Authorization: READ on the group (else GROUP_AUTHORIZATION_FAILED) and on each t
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
 from kafkapy.clock import now_ms
@@ -22,19 +21,13 @@ from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
 from ..request_context import RequestContext
-from ..responses import THROTTLE_NONE, build
+from ..responses import build
 from .group_common import GROUP_DENIED, group_denied
-from .share_common import acknowledge, leader_of, manager
+from .share_common import acknowledge, leader_of, manager, share_answer
 
 
 def _answer(R: Any, code: int, lock_ms: int, topics: Any = ()) -> Any:
-    if code:  # a request refused as a whole says no lock timeout, as Kafka's
-        lock_ms = 0
-    return build(
-        R.ShareAcknowledgeResponse, throttle_time=THROTTLE_NONE, error_code=ErrorCode(code),
-        error_message=None, acquisition_lock_timeout=datetime.timedelta(milliseconds=lock_ms),
-        responses=tuple(topics), node_endpoints=(),
-    )
+    return share_answer(R.ShareAcknowledgeResponse, code, lock_ms, topics)
 
 
 @api("ShareAcknowledge")

@@ -5,11 +5,13 @@ and writing the share-partitions' new state before the answer."""
 
 from __future__ import annotations
 
+import datetime
 import uuid
 from typing import Any
 
 from kafkapy.protocol.errors import ErrorCode
 
+from ..responses import THROTTLE_NONE, build
 from ..security.authorization import READ, TOPIC, authorized_names
 
 PartitionKey = tuple[uuid.UUID, int]
@@ -86,3 +88,17 @@ def acknowledge(
     if changed:
         mgr.notify(group_id)
     return out
+
+
+def share_answer(
+    response_cls: Any, code: int, lock_ms: int, topics: Any = (), message: str | None = None
+) -> Any:
+    """A ShareFetch or ShareAcknowledge response (their top-level fields are the same); a
+    request refused as a whole says no lock timeout, as Kafka's."""
+    if code:
+        lock_ms = 0
+    return build(
+        response_cls, throttle_time=THROTTLE_NONE, error_code=ErrorCode(code),
+        error_message=message, acquisition_lock_timeout=datetime.timedelta(milliseconds=lock_ms),
+        responses=tuple(topics), node_endpoints=(),
+    )

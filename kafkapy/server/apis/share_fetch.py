@@ -24,7 +24,6 @@ UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER; acknowledge errors INVALID_R
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
 import trio
@@ -35,22 +34,16 @@ from kafkapy.protocol.errors import ErrorCode
 
 from ..registry import api
 from ..request_context import RequestContext
-from ..responses import THROTTLE_NONE, build
+from ..responses import build
 from ..share.partitions import wake_key
 from .group_common import GROUP_DENIED, group_denied
-from .share_common import acknowledge, leader_of, manager, topic_errors
+from .share_common import acknowledge, leader_of, manager, share_answer, topic_errors
 
 RECORD_LIMIT = 1
 
 
 def _answer(R: Any, code: int, lock_ms: int, topics: Any = (), message: str | None = None) -> Any:
-    if code:  # a request refused as a whole says no lock timeout, as Kafka's
-        lock_ms = 0
-    return build(
-        R.ShareFetchResponse, throttle_time=THROTTLE_NONE, error_code=ErrorCode(code),
-        error_message=message, acquisition_lock_timeout=datetime.timedelta(milliseconds=lock_ms),
-        responses=tuple(topics), node_endpoints=(),
-    )
+    return share_answer(R.ShareFetchResponse, code, lock_ms, topics, message)
 
 
 @api("ShareFetch")
